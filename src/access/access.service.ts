@@ -1,0 +1,74 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AppError } from '../common/errors/app-error';
+import { ClassRole, MANAGER_ROLES } from '../classes/entities/class-member.entity';
+
+export interface ClassAccess {
+  classId: string;
+  role: ClassRole;
+  isPersonal: boolean;
+}
+
+export interface TaskAccess extends ClassAccess {
+  taskId: string;
+  /** OWNER or ADMIN of the task's class. */
+  canManage: boolean;
+}
+
+interface TaskAccessRow {
+  class_id: string;
+  is_personal: boolean;
+  role: ClassRole | null;
+  visible_to_members: boolean;
+  deleted: boolean;
+}
+
+/**
+ * The one place that decides class roles. Every route keyed by a class, task, submission or file asks here.
+ * Order of answers: missing resource 404, caller not a member 403, missing role 403.
+ */
+@Injectable()
+export class AccessService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Membership of the caller in a class, or 404 (no class) / 403 (not a member, or role not allowed). */
+  async requireClassRole(classId: string, userId: string, allowed?: readonly ClassRole[]): Promise<ClassAccess> {
+    const rows: { role: ClassRole | null; is_personal: boolean }[] = await this.dataSource.query(
+      `SELECT m.role, c.is_personal
+         FROM classes c LEFT JOIN class_members m ON m.class_id = c.id AND m.user_id = $2
+        WHERE c.id = $1`,
+      [classId, userId],
+    );
+    if (rows.length === 0) throw AppError.notFound('Class');
+    const { role, is_personal: isPersonal } = rows[0];
+    if (role === null) throw AppError.forbidden('You are not a member of this class');
+    if (allowed && !allowed.includes(role)) throw AppError.forbidden();
+    return { classId, role, isPersonal };
+  }
+
+  /**
+   * Access of the caller to a task. A MEMBER sees only published, not deleted, started tasks (else 404);
+   * OWNER and ADMIN see drafts and scheduled tasks; deleted tasks are 404 for everyone.
+   * `manage: true` requires OWNER or ADMIN (403 for a MEMBER who can see the task).
+   */
+  async requireTaskAccess(taskId: string, userId: string, options: { manage?: boolean } = {}): Promise<TaskAccess> {
+    const rows: TaskAccessRow[] = await this.dataSource.query(
+      `SELECT t.class_id, c.is_personal, m.role,
+              (t.is_published AND (t.start_at IS NULL OR t.start_at <= now())) AS visible_to_members,
+              (t.deleted_at IS NOT NULL) AS deleted
+         FROM tasks t
+         JOIN classes c ON c.id = t.class_id
+         LEFT JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $2
+        WHERE t.id = $1`,
+      [taskId, userId],
+    );
+    if (rows.length === 0 || rows[0].deleted) throw AppError.notFound('Task');
+    const row = rows[0];
+    if (row.role === null) throw AppError.forbidden('You are not a member of this class');
+    const canManage = MANAGER_ROLES.includes(row.role);
+    if (!canManage && !row.visible_to_members) throw AppError.notFound('Task');
+    if (options.manage && !canManage) throw AppError.forbidden();
+    return { taskId, classId: row.class_id, role: row.role, isPersonal: row.is_personal, canManage };
+  }
+}

@@ -1,0 +1,59 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { LoggerModule } from 'nestjs-pino';
+import { AccessModule } from './access/access.module';
+import { ClassRoleGuard } from './access/class-role.guard';
+import { AiModule } from './ai/ai.module';
+import { AuthModule } from './auth/auth.module';
+import { JwtAuthGuard } from './auth/jwt-auth.guard';
+import { ClassesModule } from './classes/classes.module';
+import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
+import { loggerOptions } from './common/http/logger';
+import { AppConfig } from './config/config';
+import { AppConfigModule } from './config/config.module';
+import { buildDataSourceOptions } from './database/typeorm-options';
+import { FilesModule } from './files/files.module';
+import { HealthModule } from './health/health.module';
+import { MailModule } from './mail/mail.module';
+import { NotificationsModule } from './notifications/notifications.module';
+import { SubmissionsModule } from './submissions/submissions.module';
+import { TasksModule } from './tasks/tasks.module';
+import { UsersModule } from './users/users.module';
+
+@Module({})
+export class AppModule {
+  /** `databaseUrl` is the configured URL, or the embedded server's when none is configured. */
+  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        AppConfigModule.forRoot(config),
+        LoggerModule.forRoot(loggerOptions(config)),
+        TypeOrmModule.forRoot({
+          ...buildDataSourceOptions(config, databaseUrl),
+          migrationsRun: config.database.migrationsRun,
+        }),
+        ScheduleModule.forRoot(),
+        AccessModule,
+        FilesModule,
+        MailModule,
+        HealthModule,
+        AuthModule,
+        UsersModule,
+        ClassesModule,
+        TasksModule,
+        AiModule,
+        SubmissionsModule,
+        NotificationsModule,
+      ],
+      providers: [
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        // Order matters: authenticate first, then check the class role.
+        { provide: APP_GUARD, useClass: JwtAuthGuard },
+        { provide: APP_GUARD, useExisting: ClassRoleGuard },
+      ],
+    };
+  }
+}

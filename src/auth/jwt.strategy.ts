@@ -1,0 +1,41 @@
+import { Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { ExtractJwt, Strategy } from 'passport-jwt';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/config';
+import { InjectConfig } from '../config/config.module';
+import { AuthUser } from '../common/decorators/current-user.decorator';
+
+export const JWT_ALGORITHM = 'HS256';
+
+/** Claims of a login token: `ver` is the user's token version at issue time. */
+export interface JwtPayload {
+  sub: string;
+  ver: number;
+}
+
+@Injectable()
+export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
+  constructor(
+    @InjectConfig() config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {
+    super({
+      jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
+      secretOrKey: config.jwt.secret,
+      algorithms: [JWT_ALGORITHM],
+      ignoreExpiration: false,
+    });
+  }
+
+  /** Rejects tokens of deleted or deactivated users and tokens older than the last password change. */
+  async validate(payload: JwtPayload): Promise<AuthUser | false> {
+    if (typeof payload.sub !== 'string' || typeof payload.ver !== 'number') return false;
+    const rows: { id: string; email: string; timezone: string }[] = await this.dataSource.query(
+      `SELECT id, email, timezone FROM users WHERE id = $1 AND is_active AND token_version = $2`,
+      [payload.sub, payload.ver],
+    );
+    return rows[0] ?? false;
+  }
+}

@@ -1,0 +1,36 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+export const DEFAULT_CLASS_COLOR = '#6366f1';
+
+@Entity('classes')
+export class ClassEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'varchar' })
+  name: string;
+
+  @Column({ type: 'varchar', nullable: true })
+  description: string | null;
+
+  @Column({ type: 'char', length: 7, default: DEFAULT_CLASS_COLOR })
+  color: string;
+
+  @Column({ type: 'boolean', default: false })
+  isPersonal: boolean;
+
+  @Column({ type: 'uuid' })
+  ownerId: string;
+
+  @Column({ type: 'uuid', nullable: true })
+  schoolId: string | null;
+
+  @Column({ type: 'varchar', nullable: true })
+  inviteCode: string | null;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz' })
+  updatedAt: Date;
+}

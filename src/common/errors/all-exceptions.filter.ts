@@ -1,0 +1,98 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { ThrottlerException } from '@nestjs/throttler';
+import type { Request, Response } from 'express';
+import { AppError, ErrorCode } from './app-error';
+
+interface ErrorBody {
+  error: string;
+  code: ErrorCode;
+}
+
+/** Status → code for framework errors (404 route, 413 body, 400 bad JSON, ...). */
+const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
+  [HttpStatus.BAD_REQUEST]: ErrorCode.VALIDATION_ERROR,
+  [HttpStatus.UNAUTHORIZED]: ErrorCode.UNAUTHORIZED,
+  [HttpStatus.FORBIDDEN]: ErrorCode.FORBIDDEN,
+  [HttpStatus.NOT_FOUND]: ErrorCode.NOT_FOUND,
+  [HttpStatus.METHOD_NOT_ALLOWED]: ErrorCode.NOT_FOUND,
+  [HttpStatus.CONFLICT]: ErrorCode.CONFLICT,
+  [HttpStatus.PAYLOAD_TOO_LARGE]: ErrorCode.PAYLOAD_TOO_LARGE,
+  [HttpStatus.UNSUPPORTED_MEDIA_TYPE]: ErrorCode.VALIDATION_ERROR,
+  [HttpStatus.TOO_MANY_REQUESTS]: ErrorCode.RATE_LIMITED,
+};
+
+/** Errors raised by body-parser / multer before Nest sees the request carry `status` or `code`. */
+interface LowLevelError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  code?: string;
+}
+
+const MULTER_TOO_LARGE = 'LIMIT_FILE_SIZE';
+
+/**
+ * The one place where errors become HTTP answers: `{error, code}` and nothing else.
+ * Unexpected errors are logged with the request id and answered as 500 INTERNAL_ERROR.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ExceptionFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const response = http.getResponse<Response>();
+    const request = http.getRequest<Request>();
+    const { status, body, headers } = this.toResponse(exception, request);
+    if (response.headersSent) {
+      response.destroy();
+      return;
+    }
+    for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
+    response.status(status).json(body);
+  }
+
+  private toResponse(
+    exception: unknown,
+    request: Request,
+  ): { status: number; body: ErrorBody; headers: Record<string, string> } {
+    if (exception instanceof AppError) {
+      return { status: exception.status, body: { error: exception.message, code: exception.code }, headers: exception.headers };
+    }
+    if (exception instanceof ThrottlerException) {
+      return { status: 429, body: { error: 'Too many requests, try again later', code: ErrorCode.RATE_LIMITED }, headers: {} };
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const code = CODE_BY_STATUS[status];
+      if (code) return { status, body: { error: this.messageOf(exception, status), code }, headers: {} };
+    }
+    const lowLevel = exception as LowLevelError | null;
+    if (lowLevel && typeof lowLevel === 'object') {
+      if (lowLevel.code === MULTER_TOO_LARGE || lowLevel.type === 'entity.too.large') {
+        return { status: 413, body: { error: 'Payload too large', code: ErrorCode.PAYLOAD_TOO_LARGE }, headers: {} };
+      }
+      const status = lowLevel.status ?? lowLevel.statusCode;
+      if (status === 400 && lowLevel.type === 'entity.parse.failed') {
+        return { status: 400, body: { error: 'Malformed JSON body', code: ErrorCode.VALIDATION_ERROR }, headers: {} };
+      }
+    }
+    this.logger.error(
+      { err: exception, requestId: request.id, method: request.method, url: request.originalUrl },
+      'Unhandled error',
+    );
+    return { status: 500, body: { error: 'Internal server error', code: ErrorCode.INTERNAL_ERROR }, headers: {} };
+  }
+
+  private messageOf(exception: HttpException, status: number): string {
+    const response = exception.getResponse();
+    if (status === HttpStatus.NOT_FOUND && /^Cannot (GET|POST|PUT|PATCH|DELETE)/.test(exception.message)) {
+      return 'Route not found';
+    }
+    if (typeof response === 'string') return response;
+    const message = (response as { message?: unknown }).message;
+    if (Array.isArray(message)) return message.join('; ');
+    if (typeof message === 'string') return message;
+    return exception.message;
+  }
+}

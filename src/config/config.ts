@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+/**
+ * The whole configuration of the service, read once from the environment and validated.
+ * Every area reads its own typed slice; nothing else reads `process.env`.
+ */
+export interface AppConfig {
+  nodeEnv: string;
+  port: number;
+  appUrl: string;
+  dataDir: string;
+  corsOrigins: string[] | true;
+  logLevel: string;
+  database: {
+    /** null: start the embedded PostgreSQL under `dataDir`. */
+    url: string | null;
+    poolSize: number;
+    migrationsRun: boolean;
+  };
+  jwt: { secret: string; expiresInSeconds: number };
+  mail: { smtpUrl: string | null; from: string };
+  captcha: { enabled: boolean; secret: string | null; verifyUrl: string };
+  ai: {
+    provider: 'local' | 'openai';
+    baseUrl: string;
+    apiKey: string | null;
+    model: string;
+    timeoutMs: number;
+  };
+  telegram: { botToken: string | null; apiUrl: string };
+  webhook: { allowPrivate: boolean; timeoutMs: number };
+  notifications: {
+    reminderHoursBeforeDue: number[];
+    schedulerCron: string;
+    pollIntervalMs: number;
+    retryBaseSeconds: number;
+    maxAttempts: number;
+  };
+  uploads: { maxBytes: number };
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${reason}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string, fallback: string): string {
+  const value = env[name];
+  return value === undefined || value === '' ? fallback : value;
+}
+
+function optional(env: Env, name: string): string | null {
+  const value = env[name];
+  return value === undefined || value === '' ? null : value;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const normalized = raw.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(normalized)) return true;
+  if (['false', '0', 'no', 'off'].includes(normalized)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, fallback: string | null, protocols: string[]): string | null {
+  const raw = optional(env, name) ?? fallback;
+  if (raw === null) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function reminderHours(env: Env): number[] {
+  const raw = str(env, 'REMINDER_HOURS_BEFORE_DUE', '24');
+  const parts = raw.split(',').map((part) => part.trim());
+  const hours = parts.map(Number);
+  if (parts.some((part) => part === '') || hours.some((h) => !Number.isFinite(h) || h <= 0)) {
+    throw new ConfigError('REMINDER_HOURS_BEFORE_DUE', `must be comma-separated positive hours, got "${raw}"`);
+  }
+  return [...new Set(hours)].sort((a, b) => b - a);
+}
+
+function cron(env: Env): string {
+  const value = str(env, 'SCHEDULER_CRON', '0 * * * * *').trim();
+  if (value.split(/\s+/).length !== 6) {
+    throw new ConfigError('SCHEDULER_CRON', `must be a 6-field cron expression, got "${value}"`);
+  }
+  return value;
+}
+
+/** Development secret: generated once and kept in DATA_DIR so tokens survive a restart. */
+function devJwtSecret(dataDir: string): string {
+  const file = join(dataDir, 'jwt-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(48).toString('base64url');
+  writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const nodeEnv = str(env, 'NODE_ENV', 'development');
+  const dataDir = resolve(str(env, 'DATA_DIR', './data'));
+  const jwtSecret = optional(env, 'JWT_SECRET');
+  if (jwtSecret === null && nodeEnv === 'production') {
+    throw new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production');
+  }
+  if (jwtSecret !== null && jwtSecret.length < 32) {
+    throw new ConfigError('JWT_SECRET', 'must be at least 32 characters');
+  }
+  const aiProvider = str(env, 'AI_PROVIDER', 'local');
+  if (aiProvider !== 'local' && aiProvider !== 'openai') {
+    throw new ConfigError('AI_PROVIDER', `must be "local" or "openai", got "${aiProvider}"`);
+  }
+  const databaseUrl = url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']);
+  const corsRaw = str(env, 'CORS_ORIGINS', '*').trim();
+  const mailFrom = str(env, 'MAIL_FROM', 'Classroom Tasks <no-reply@localhost>');
+  const logLevel = str(env, 'LOG_LEVEL', 'info');
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent`);
+  }
+
+  return {
+    nodeEnv,
+    port: int(env, 'PORT', 3000, 0, 65535),
+    appUrl: url(env, 'APP_URL', 'http://localhost:3000', ['http:', 'https:'])!,
+    dataDir,
+    corsOrigins: corsRaw === '*' ? true : corsRaw.split(',').map((origin) => origin.trim()),
+    logLevel,
+    database: {
+      url: databaseUrl,
+      poolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 500),
+      migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
+    },
+    jwt: { secret: jwtSecret ?? devJwtSecret(dataDir), expiresInSeconds: 7 * 24 * 60 * 60 },
+    mail: { smtpUrl: url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']), from: mailFrom },
+    captcha: {
+      enabled: bool(env, 'CAPTCHA_ENABLED', false),
+      secret: optional(env, 'CAPTCHA_SECRET'),
+      verifyUrl: url(env, 'CAPTCHA_VERIFY_URL', 'https://challenges.cloudflare.com/turnstile/v0/siteverify', [
+        'http:',
+        'https:',
+      ])!,
+    },
+    ai: {
+      provider: aiProvider,
+      baseUrl: url(env, 'AI_BASE_URL', 'https://api.openai.com/v1', ['http:', 'https:'])!,
+      apiKey: optional(env, 'AI_API_KEY'),
+      model: str(env, 'AI_MODEL', 'gpt-4o-mini'),
+      timeoutMs: int(env, 'AI_TIMEOUT_MS', 20000, 1, 600000),
+    },
+    telegram: {
+      botToken: optional(env, 'TELEGRAM_BOT_TOKEN'),
+      apiUrl: url(env, 'TELEGRAM_API_URL', 'https://api.telegram.org', ['http:', 'https:'])!,
+    },
+    webhook: { allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false), timeoutMs: 10000 },
+    notifications: {
+      reminderHoursBeforeDue: reminderHours(env),
+      schedulerCron: cron(env),
+      pollIntervalMs: int(env, 'DELIVERY_POLL_INTERVAL_MS', 1000, 10),
+      retryBaseSeconds: int(env, 'DELIVERY_RETRY_BASE_SECONDS', 30, 0),
+      maxAttempts: int(env, 'DELIVERY_MAX_ATTEMPTS', 6, 1, 100),
+    },
+    uploads: { maxBytes: int(env, 'UPLOAD_MAX_BYTES', 20 * 1024 * 1024, 1) },
+  };
+}

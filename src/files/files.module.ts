@@ -1,0 +1,42 @@
+import { Global, Module } from '@nestjs/common';
+import { MulterModule } from '@nestjs/platform-express';
+import { join } from 'node:path';
+import { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { FileStorage } from './file-storage';
+import { LocalFileStorage } from './local-file-storage';
+import { fileStorageEngine } from './multer-storage.engine';
+
+@Module({
+  providers: [
+    {
+      provide: FileStorage,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig): FileStorage => new LocalFileStorage(join(config.dataDir, 'files')),
+    },
+  ],
+  exports: [FileStorage],
+})
+export class FileStorageModule {}
+
+/**
+ * File storage and the multer setup every upload route shares (`FileInterceptor('file')`):
+ * one file part, `UPLOAD_MAX_BYTES` limit, UTF-8 file names.
+ */
+@Global()
+@Module({
+  imports: [
+    FileStorageModule,
+    MulterModule.registerAsync({
+      imports: [FileStorageModule],
+      inject: [APP_CONFIG, FileStorage],
+      useFactory: (config: AppConfig, storage: FileStorage) => ({
+        storage: fileStorageEngine(storage, config.uploads.maxBytes),
+        limits: { fileSize: config.uploads.maxBytes, files: 1, fields: 10 },
+        defParamCharset: 'utf8',
+      }),
+    }),
+  ],
+  exports: [FileStorageModule, MulterModule],
+})
+export class FilesModule {}

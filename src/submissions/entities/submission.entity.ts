@@ -1,0 +1,38 @@
+import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+
+@Entity('submissions')
+export class Submission {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'uuid' })
+  taskId: string;
+
+  @Column({ type: 'uuid' })
+  userId: string;
+
+  @Column({ type: 'text', nullable: true })
+  content: string | null;
+
+  @Column({ type: 'timestamptz' })
+  firstSubmittedAt: Date;
+
+  @Column({ type: 'timestamptz' })
+  lastUpdatedAt: Date;
+
+  /** numeric(12,2) comes back from pg as a string; the mapper converts it to a JSON number. */
+  @Column({ type: 'numeric', precision: 12, scale: 2, nullable: true })
+  score: string | null;
+
+  @Column({ type: 'varchar', nullable: true })
+  feedback: string | null;
+
+  @Column({ type: 'uuid', nullable: true })
+  reviewerId: string | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  reviewedAt: Date | null;
+
+  @Column({ type: 'boolean', default: false })
+  isExemplary: boolean;
+}

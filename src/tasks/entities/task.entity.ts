@@ -1,0 +1,49 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+@Entity('tasks')
+export class Task {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'uuid' })
+  classId: string;
+
+  @Column({ type: 'varchar' })
+  title: string;
+
+  @Column({ type: 'text', nullable: true })
+  description: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  sourceText: string | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  startAt: Date | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  dueAt: Date | null;
+
+  @Column({ type: 'boolean', default: true })
+  allowLateSubmission: boolean;
+
+  @Column({ type: 'uuid', array: true, default: () => `'{}'` })
+  blockedBy: string[];
+
+  @Column({ type: 'uuid', nullable: true })
+  createdBy: string | null;
+
+  @Column({ type: 'boolean', default: false })
+  isPublished: boolean;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  publishedAt: Date | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  deletedAt: Date | null;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz' })
+  updatedAt: Date;
+}

@@ -1,0 +1,43 @@
+import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { School } from './school.entity';
+
+@Entity('users')
+export class User {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'varchar' })
+  email: string;
+
+  @Column({ type: 'varchar', select: false })
+  passwordHash: string;
+
+  @Column({ type: 'varchar', nullable: true })
+  nickname: string | null;
+
+  @Column({ type: 'varchar', default: 'UTC' })
+  timezone: string;
+
+  @Column({ type: 'uuid', nullable: true })
+  schoolId: string | null;
+
+  @ManyToOne(() => School, { nullable: true })
+  @JoinColumn({ name: 'school_id' })
+  school?: School | null;
+
+  @Column({ type: 'varchar', nullable: true })
+  studentId: string | null;
+
+  @Column({ type: 'boolean', default: true })
+  isActive: boolean;
+
+  /** Bumped by password reset/change: tokens carrying an older version are rejected. */
+  @Column({ type: 'integer', default: 0 })
+  tokenVersion: number;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz' })
+  updatedAt: Date;
+}

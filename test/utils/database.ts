@@ -1,0 +1,70 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { loadConfig } from '../../src/config/config';
+import { buildDataSourceOptions } from '../../src/database/typeorm-options';
+
+const MIGRATIONS_DIR = join(__dirname, '..', '..', 'migrations');
+
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+/** Template name changes whenever a migration changes, so a stale template is never reused. */
+export function templateName(): string {
+  const hash = createHash('sha256');
+  for (const file of readdirSync(MIGRATIONS_DIR).sort()) {
+    hash.update(file).update(readFileSync(join(MIGRATIONS_DIR, file)));
+  }
+  return `cts_template_${hash.digest('hex').slice(0, 16)}`;
+}
+
+async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates the migrated template database once (under an advisory lock, so parallel runs agree). */
+export async function ensureTemplate(adminUrl: string): Promise<string> {
+  const template = templateName();
+  await withClient(adminUrl, async (client) => {
+    await client.query('SELECT pg_advisory_lock(823746)');
+    try {
+      const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [template]);
+      if (exists.rowCount) return;
+      const building = `${template}_build_${randomBytes(4).toString('hex')}`;
+      await client.query(`CREATE DATABASE "${building}"`);
+      const dataSource = new DataSource(
+        buildDataSourceOptions(loadConfig({ DATA_DIR: '/tmp/cts-test-data' }), withDatabase(adminUrl, building)),
+      );
+      await dataSource.initialize();
+      await dataSource.runMigrations();
+      await dataSource.destroy();
+      await client.query(`ALTER DATABASE "${building}" RENAME TO "${template}"`);
+      await client.query(`ALTER DATABASE "${template}" WITH IS_TEMPLATE true`);
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(823746)');
+    }
+  });
+  return template;
+}
+
+/** A fresh, migrated database for one test file. */
+export async function createTestDatabase(adminUrl: string, template: string): Promise<string> {
+  const name = `cts_test_${randomBytes(6).toString('hex')}`;
+  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
+  return name;
+}
+
+export async function dropTestDatabase(adminUrl: string, name: string): Promise<void> {
+  await withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+}

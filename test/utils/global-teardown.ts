@@ -1,0 +1,3 @@
+export default async function globalTeardown(): Promise<void> {
+  // The embedded server (when one was started) is stopped here.
+}
