@@ -1,0 +1,17 @@
+import { randomInt } from 'node:crypto';
+
+/** No 0/O, 1/I: codes are read aloud and typed by hand. */
+export const INVITE_CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+export const INVITE_CODE_LENGTH = 10;
+
+/** A fresh invite code from a cryptographic source; uniqueness is left to the database constraint. */
+export function generateInviteCode(): string {
+  let code = '';
+  for (let i = 0; i < INVITE_CODE_LENGTH; i++) code += INVITE_CODE_ALPHABET[randomInt(INVITE_CODE_ALPHABET.length)];
+  return code;
+}
+
+/** Invite codes are accepted trimmed and in any case. */
+export function normalizeInviteCode(input: string): string {
+  return input.trim().toUpperCase();
+}

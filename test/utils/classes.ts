@@ -1,0 +1,44 @@
+import { ClassRole } from '../../src/classes/entities/class-member.entity';
+import { generateInviteCode } from '../../src/classes/invite-code';
+import { TestApp } from './test-app';
+
+export interface TestClass {
+  id: string;
+  name: string;
+  inviteCode: string;
+}
+
+/**
+ * Inserts a shared class owned by `owner` (an OWNER membership included) directly in the database.
+ * For tests of features other than the Classes module, which has its own e2e tests of POST /classes.
+ */
+export async function createClass(
+  ctx: TestApp,
+  owner: { id: string },
+  fields: { name?: string; description?: string | null; color?: string; schoolId?: string | null } = {},
+): Promise<TestClass> {
+  const name = fields.name ?? 'Test class';
+  const inviteCode = generateInviteCode();
+  return ctx.db.transaction(async (manager) => {
+    const [row] = await manager.query(
+      `INSERT INTO classes (name, description, color, owner_id, school_id, invite_code)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+      [name, fields.description ?? null, fields.color ?? '#6366f1', owner.id, fields.schoolId ?? null, inviteCode],
+    );
+    await manager.query(`INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, 'OWNER')`, [
+      row.id,
+      owner.id,
+    ]);
+    return { id: row.id, name, inviteCode };
+  });
+}
+
+/** Adds `user` to a class as ADMIN or MEMBER (a class has one OWNER: its creator, or the target of a transfer). */
+export async function addMember(
+  ctx: TestApp,
+  classId: string,
+  user: { id: string },
+  role: Exclude<ClassRole, ClassRole.OWNER> = ClassRole.MEMBER,
+): Promise<void> {
+  await ctx.db.query(`INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, $3)`, [classId, user.id, role]);
+}
