@@ -1,0 +1,155 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  ParseUUIDPipe,
+  Patch,
+  Post,
+  Put,
+  StreamableFile,
+  UploadedFile,
+  UseInterceptors,
+} from '@nestjs/common';
+import { FileInterceptor } from '@nestjs/platform-express';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiBody,
+  ApiConsumes,
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiPayloadTooLargeResponse,
+  ApiProduces,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { UploadedFileInfo } from '../files/multer-storage.engine';
+import { GradeSubmissionDto } from './dto/grade-submission.dto';
+import {
+  SubmissionAttachmentResponse,
+  SubmissionListEntryResponse,
+  SubmissionResponse,
+} from './dto/submission.response';
+import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
+import { SubmissionsExportService } from './submissions-export.service';
+import { SubmissionsService } from './submissions.service';
+
+const TASK_ID = new ParseUUIDPipe();
+const WRITE_RULES =
+  'FORBIDDEN: not a member. LATE_SUBMISSION_CLOSED: due time passed and late submissions are off. ' +
+  'TASK_LOCKED: a MEMBER has not submitted every task this one is blocked by.';
+
+@ApiTags('submissions')
+@ApiBearerAuth()
+@ApiUnauthorizedResponse({ description: 'UNAUTHORIZED: missing or invalid token' })
+@ApiNotFoundResponse({ description: 'NOT_FOUND: task (or submission / attachment) missing or not visible' })
+@Controller('tasks/:taskId/submissions')
+export class SubmissionsController {
+  constructor(
+    private readonly submissions: SubmissionsService,
+    private readonly exporter: SubmissionsExportService,
+  ) {}
+
+  @Get('me')
+  @ApiOperation({ summary: "The caller's submission" })
+  @ApiOkResponse({ type: SubmissionResponse })
+  @ApiForbiddenResponse({ description: 'FORBIDDEN: not a member of the class' })
+  getMine(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<SubmissionResponse> {
+    return this.submissions.getMine(taskId, user.id);
+  }
+
+  @Put('me')
+  @ApiOperation({ summary: "Create or update the caller's submission" })
+  @ApiOkResponse({ type: SubmissionResponse })
+  @ApiBadRequestResponse({ description: 'VALIDATION_ERROR' })
+  @ApiForbiddenResponse({ description: WRITE_RULES })
+  upsertMine(
+    @Param('taskId', TASK_ID) taskId: string,
+    @CurrentUser() user: AuthUser,
+    @Body() body: UpsertSubmissionDto,
+  ): Promise<SubmissionResponse> {
+    return this.submissions.upsertMine(taskId, user.id, body.content);
+  }
+
+  @Post('me/attachments')
+  @UseInterceptors(FileInterceptor('file'))
+  @ApiOperation({ summary: "Upload an attachment to the caller's submission (creates the submission when none)" })
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
+  @ApiCreatedResponse({ type: SubmissionAttachmentResponse })
+  @ApiBadRequestResponse({ description: 'VALIDATION_ERROR: no file' })
+  @ApiForbiddenResponse({ description: WRITE_RULES })
+  @ApiPayloadTooLargeResponse({ description: 'PAYLOAD_TOO_LARGE: file over UPLOAD_MAX_BYTES' })
+  addAttachment(
+    @Param('taskId', TASK_ID) taskId: string,
+    @CurrentUser() user: AuthUser,
+    @UploadedFile() file: UploadedFileInfo | undefined,
+  ): Promise<SubmissionAttachmentResponse> {
+    return this.submissions.addAttachment(taskId, user.id, file);
+  }
+
+  @Delete('me/attachments/:attachmentId')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({ summary: "Remove an attachment of the caller's submission" })
+  @ApiNoContentResponse()
+  @ApiForbiddenResponse({ description: WRITE_RULES })
+  removeAttachment(
+    @Param('taskId', TASK_ID) taskId: string,
+    @Param('attachmentId', new ParseUUIDPipe()) attachmentId: string,
+    @CurrentUser() user: AuthUser,
+  ): Promise<void> {
+    return this.submissions.removeAttachment(taskId, user.id, attachmentId);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'OWNER/ADMIN: one entry per class member, including those who have not submitted' })
+  @ApiOkResponse({ type: [SubmissionListEntryResponse] })
+  @ApiForbiddenResponse({ description: 'FORBIDDEN: not OWNER or ADMIN' })
+  list(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<SubmissionListEntryResponse[]> {
+    return this.submissions.list(taskId, user.id);
+  }
+
+  @Get('export')
+  @ApiOperation({ summary: "OWNER/ADMIN: CSV of every member's submission, times in the caller's time zone" })
+  @ApiProduces('text/csv')
+  @ApiOkResponse({ description: 'UTF-8 CSV with BOM and CRLF', schema: { type: 'string' } })
+  @ApiForbiddenResponse({ description: 'FORBIDDEN: not OWNER or ADMIN' })
+  export(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<StreamableFile> {
+    return this.exporter.export(taskId, user);
+  }
+
+  @Get(':submissionId')
+  @ApiOperation({ summary: 'OWNER/ADMIN: one submission with body and attachments, for grading' })
+  @ApiOkResponse({ type: SubmissionResponse })
+  @ApiForbiddenResponse({ description: 'FORBIDDEN: not OWNER or ADMIN' })
+  getOne(
+    @Param('taskId', TASK_ID) taskId: string,
+    @Param('submissionId', new ParseUUIDPipe()) submissionId: string,
+    @CurrentUser() user: AuthUser,
+  ): Promise<SubmissionResponse> {
+    return this.submissions.getOne(taskId, submissionId, user.id);
+  }
+
+  @Patch(':submissionId/grade')
+  @ApiOperation({ summary: 'OWNER/ADMIN: grade; sets reviewerId to the caller and reviewedAt to now' })
+  @ApiOkResponse({ type: SubmissionResponse })
+  @ApiBadRequestResponse({ description: 'VALIDATION_ERROR: no field, bad value, or isExemplary without a score' })
+  @ApiForbiddenResponse({ description: 'FORBIDDEN: not OWNER or ADMIN' })
+  grade(
+    @Param('taskId', TASK_ID) taskId: string,
+    @Param('submissionId', new ParseUUIDPipe()) submissionId: string,
+    @CurrentUser() user: AuthUser,
+    @Body() body: GradeSubmissionDto,
+  ): Promise<SubmissionResponse> {
+    return this.submissions.grade(taskId, submissionId, user.id, body);
+  }
+}

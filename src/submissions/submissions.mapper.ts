@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import { ClassRole } from '../classes/entities/class-member.entity';
+import { iso } from '../common/utils/time';
+import {
+  SubmissionAttachmentResponse,
+  SubmissionListEntryResponse,
+  SubmissionResponse,
+  SubmissionSummaryResponse,
+} from './dto/submission.response';
+import { SubmissionAttachment } from './entities/submission-attachment.entity';
+import { Submission } from './entities/submission.entity';
+
+/** A submission row without its body, as the grader's list reads it. */
+export type SubmissionSummaryRow = Omit<Submission, 'content'>;
+
+interface RosterMember {
+  memberId: string;
+  nickname: string | null;
+  email: string;
+  schoolName: string | null;
+  studentId: string | null;
+  role: ClassRole;
+}
+
+/** One class member of the grader's list; the submission columns are all null when there is no submission. */
+export type RosterRow = RosterMember & (SubmissionSummaryRow | { [K in keyof SubmissionSummaryRow]: null });
+
+/** Avatar lookup key of CONTRACT §2: SHA-256 hex of the trimmed, lower-cased e-mail. */
+export function avatarHash(email: string): string {
+  return createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
+}
+
+/** numeric(12,2) arrives as a string ("12.50"); JSON carries it as a number (12.5). */
+export function scoreNumber(score: string | null): number | null {
+  return score === null ? null : Number(score);
+}
+
+export function toAttachmentResponse(attachment: SubmissionAttachment): SubmissionAttachmentResponse {
+  return {
+    id: attachment.id,
+    fileKey: attachment.fileKey,
+    originalName: attachment.originalName,
+    mimeType: attachment.mimeType,
+    sizeBytes: attachment.sizeBytes === null ? null : Number(attachment.sizeBytes),
+    url: `/files/${attachment.fileKey}`,
+    createdAt: iso(attachment.createdAt) as string,
+  };
+}
+
+export function toSummaryResponse(submission: SubmissionSummaryRow): SubmissionSummaryResponse {
+  return {
+    id: submission.id,
+    taskId: submission.taskId,
+    userId: submission.userId,
+    firstSubmittedAt: iso(submission.firstSubmittedAt) as string,
+    lastUpdatedAt: iso(submission.lastUpdatedAt) as string,
+    score: scoreNumber(submission.score),
+    feedback: submission.feedback,
+    reviewerId: submission.reviewerId,
+    reviewedAt: iso(submission.reviewedAt),
+    isExemplary: submission.isExemplary,
+  };
+}
+
+export function toSubmissionResponse(submission: Submission, attachments: SubmissionAttachment[]): SubmissionResponse {
+  const { id, taskId, userId, ...rest } = toSummaryResponse(submission);
+  return { id, taskId, userId, content: submission.content, attachments: attachments.map(toAttachmentResponse), ...rest };
+}
+
+export function toListEntryResponse(row: RosterRow, attachments: SubmissionAttachment[]): SubmissionListEntryResponse {
+  const { memberId, nickname, email, schoolName, studentId, role, ...submission } = row;
+  const submitted = submission.id !== null;
+  return {
+    userId: memberId,
+    nickname,
+    avatarHash: avatarHash(email),
+    schoolName,
+    studentId,
+    role,
+    submitted,
+    attachments: submitted ? attachments.map(toAttachmentResponse) : [],
+    submission: submitted ? toSummaryResponse(submission as SubmissionSummaryRow) : null,
+  };
+}

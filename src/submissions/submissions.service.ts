@@ -1,0 +1,243 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { AccessService } from '../access/access.service';
+import { AppError, ErrorCode } from '../common/errors/app-error';
+import { pgConstraint } from '../common/utils/pg-errors';
+import { FileStorage } from '../files/file-storage';
+import { UploadedFileInfo } from '../files/multer-storage.engine';
+import { GradeSubmissionDto } from './dto/grade-submission.dto';
+import {
+  SubmissionAttachmentResponse,
+  SubmissionListEntryResponse,
+  SubmissionResponse,
+} from './dto/submission.response';
+import { SubmissionAttachment } from './entities/submission-attachment.entity';
+import { Submission } from './entities/submission.entity';
+import { RosterRow, toAttachmentResponse, toListEntryResponse, toSubmissionResponse } from './submissions.mapper';
+import {
+  ATTACHMENT_COLUMNS,
+  ATTACHMENT_ORDER,
+  ROSTER_FROM,
+  ROSTER_ORDER,
+  SUBMISSION_COLUMNS,
+  SUBMISSION_SUMMARY_COLUMNS,
+} from './submissions.sql';
+
+/** Column limits of submission_attachments. */
+const NAME_MAX_LENGTH = 255;
+
+/** TypeORM answers UPDATE and DELETE with [rows, affected count]. */
+type UpdateResult<T> = [T[], number];
+
+@Injectable()
+export class SubmissionsService {
+  private readonly logger = new Logger(SubmissionsService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly access: AccessService,
+    private readonly storage: FileStorage,
+  ) {}
+
+  async getMine(taskId: string, userId: string): Promise<SubmissionResponse> {
+    await this.access.requireTaskAccess(taskId, userId);
+    const [submission] = await this.dataSource.query<Submission[]>(
+      `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.task_id = $1 AND s.user_id = $2`,
+      [taskId, userId],
+    );
+    if (!submission) throw AppError.notFound('Submission');
+    return this.withAttachments(this.dataSource.manager, submission);
+  }
+
+  /** One row per (task, user) whatever the concurrency: the unique constraint decides insert or update. */
+  async upsertMine(taskId: string, userId: string, content: string | null): Promise<SubmissionResponse> {
+    return this.writeMine(taskId, userId, async (manager) => {
+      const [submission] = await manager.query<Submission[]>(
+        `INSERT INTO submissions AS s (task_id, user_id, content) VALUES ($1, $2, $3)
+         ON CONFLICT (task_id, user_id) DO UPDATE SET content = EXCLUDED.content, last_updated_at = now()
+         RETURNING ${SUBMISSION_COLUMNS}`,
+        [taskId, userId, content],
+      );
+      return this.withAttachments(manager, submission);
+    });
+  }
+
+  /** The file is already stored when this runs; it is removed again when the row cannot be written. */
+  async addAttachment(
+    taskId: string,
+    userId: string,
+    file: UploadedFileInfo | undefined,
+  ): Promise<SubmissionAttachmentResponse> {
+    if (!file) throw AppError.validation('file is required (multipart field "file")');
+    try {
+      if (file.originalname.length > NAME_MAX_LENGTH || file.mimetype.length > NAME_MAX_LENGTH) {
+        throw AppError.validation(`File name and type must be at most ${NAME_MAX_LENGTH} characters`);
+      }
+      return await this.writeMine(taskId, userId, async (manager) => {
+        const [attachment] = await manager.query<SubmissionAttachment[]>(
+          `WITH s AS (
+             INSERT INTO submissions (task_id, user_id) VALUES ($1, $2)
+             ON CONFLICT (task_id, user_id) DO UPDATE SET last_updated_at = now()
+             RETURNING id)
+           INSERT INTO submission_attachments AS a (submission_id, file_key, original_name, mime_type, size_bytes)
+           SELECT s.id, $3, $4, $5, $6 FROM s
+           RETURNING ${ATTACHMENT_COLUMNS}`,
+          [taskId, userId, file.key, file.originalname, file.mimetype, file.size],
+        );
+        return toAttachmentResponse(attachment);
+      });
+    } catch (error) {
+      await this.storage.remove([file.key]);
+      throw error;
+    }
+  }
+
+  async removeAttachment(taskId: string, userId: string, attachmentId: string): Promise<void> {
+    const fileKey = await this.writeMine(taskId, userId, async (manager) => {
+      const [removed] = await manager.query<UpdateResult<{ fileKey: string }>>(
+        `WITH gone AS (
+           DELETE FROM submission_attachments a USING submissions s
+            WHERE a.id = $3 AND a.submission_id = s.id AND s.task_id = $1 AND s.user_id = $2
+           RETURNING a.submission_id, a.file_key)
+         UPDATE submissions s SET last_updated_at = now() FROM gone
+          WHERE s.id = gone.submission_id
+         RETURNING gone.file_key AS "fileKey"`,
+        [taskId, userId, attachmentId],
+      );
+      if (removed.length === 0) throw AppError.notFound('Attachment');
+      return removed[0].fileKey;
+    });
+    // The row is gone; a file left behind on a storage failure is only wasted space, not an error of this call.
+    await this.storage.remove([fileKey]).catch((error: unknown) => {
+      this.logger.warn({ err: error, fileKey }, 'Could not remove the file of a deleted submission attachment');
+    });
+  }
+
+  /** One entry per class member, in a fixed number of queries whatever the class size. */
+  async list(taskId: string, userId: string): Promise<SubmissionListEntryResponse[]> {
+    await this.access.requireTaskAccess(taskId, userId, { manage: true });
+    const rows = await this.dataSource.query<RosterRow[]>(
+      `SELECT u.id AS "memberId", u.nickname, u.email, sc.name AS "schoolName", u.student_id AS "studentId", m.role,
+              ${SUBMISSION_SUMMARY_COLUMNS}
+       ${ROSTER_FROM}
+       ${ROSTER_ORDER}`,
+      [taskId],
+    );
+    const attachments = await this.dataSource.query<SubmissionAttachment[]>(
+      `SELECT ${ATTACHMENT_COLUMNS} FROM submission_attachments a JOIN submissions s ON s.id = a.submission_id
+        WHERE s.task_id = $1 ORDER BY ${ATTACHMENT_ORDER}`,
+      [taskId],
+    );
+    const bySubmission = new Map<string, SubmissionAttachment[]>();
+    for (const attachment of attachments) {
+      const group = bySubmission.get(attachment.submissionId) ?? [];
+      group.push(attachment);
+      bySubmission.set(attachment.submissionId, group);
+    }
+    return rows.map((row) => toListEntryResponse(row, (row.id && bySubmission.get(row.id)) || []));
+  }
+
+  async getOne(taskId: string, submissionId: string, userId: string): Promise<SubmissionResponse> {
+    await this.access.requireTaskAccess(taskId, userId, { manage: true });
+    const [submission] = await this.dataSource.query<Submission[]>(
+      `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.id = $1 AND s.task_id = $2`,
+      [submissionId, taskId],
+    );
+    if (!submission) throw AppError.notFound('Submission');
+    return this.withAttachments(this.dataSource.manager, submission);
+  }
+
+  /**
+   * Changes only the fields given; reviewer and review time always move. "Exemplary needs a score" is the
+   * check constraint of the table, so it holds against concurrent grading too.
+   */
+  async grade(taskId: string, submissionId: string, graderId: string, dto: GradeSubmissionDto): Promise<SubmissionResponse> {
+    if (dto.score === undefined && dto.feedback === undefined && dto.isExemplary === undefined) {
+      throw AppError.validation('Give at least one of score, feedback, isExemplary');
+    }
+    await this.access.requireTaskAccess(taskId, graderId, { manage: true });
+    let graded: Submission[];
+    try {
+      [graded] = await this.dataSource.query<UpdateResult<Submission>>(
+        `UPDATE submissions s SET
+            score = CASE WHEN $3 THEN $4::numeric ELSE s.score END,
+            feedback = CASE WHEN $5 THEN $6 ELSE s.feedback END,
+            is_exemplary = COALESCE($7, s.is_exemplary),
+            reviewer_id = $8,
+            reviewed_at = now()
+          WHERE s.id = $1 AND s.task_id = $2
+          RETURNING ${SUBMISSION_COLUMNS}`,
+        [
+          submissionId,
+          taskId,
+          dto.score !== undefined,
+          dto.score ?? null,
+          dto.feedback !== undefined,
+          dto.feedback ?? null,
+          dto.isExemplary ?? null,
+          graderId,
+        ],
+      );
+    } catch (error) {
+      if (pgConstraint(error) === 'ck_submissions_exemplary_needs_score') {
+        throw AppError.validation('isExemplary requires a score');
+      }
+      throw error;
+    }
+    if (graded.length === 0) throw AppError.notFound('Submission');
+    return this.withAttachments(this.dataSource.manager, graded[0]);
+  }
+
+  /**
+   * Every write of the caller's submission (content, attachment upload, attachment delete): the late and
+   * lock rules and the write run in one transaction.
+   */
+  private async writeMine<T>(taskId: string, userId: string, write: (manager: EntityManager) => Promise<T>): Promise<T> {
+    const access = await this.access.requireTaskAccess(taskId, userId);
+    return this.dataSource.transaction(async (manager) => {
+      await this.enforceWriteRules(manager, taskId, userId, !access.canManage);
+      return write(manager);
+    });
+  }
+
+  /**
+   * Late rule and lock rule, judged by the database clock. The task row stays share-locked until commit, so
+   * a concurrent change of dueAt, allowLateSubmission or blockedBy waits for this write (or this write reads
+   * the changed row). The lock rule applies to MEMBERs only, as `isLocked` of the task (CONTRACT §2).
+   */
+  private async enforceWriteRules(
+    manager: EntityManager,
+    taskId: string,
+    userId: string,
+    lockApplies: boolean,
+  ): Promise<void> {
+    const [rules] = await manager.query<{ late: boolean; locked: boolean }[]>(
+      `SELECT (NOT t.allow_late_submission AND t.due_at IS NOT NULL AND t.due_at <= now()) AS late,
+              ($3::boolean AND EXISTS (
+                 SELECT 1 FROM tasks b
+                  WHERE b.id = ANY (t.blocked_by) AND b.deleted_at IS NULL
+                    AND NOT EXISTS (SELECT 1 FROM submissions bs WHERE bs.task_id = b.id AND bs.user_id = $2)
+              )) AS locked
+         FROM tasks t
+        WHERE t.id = $1 AND t.deleted_at IS NULL
+        FOR SHARE OF t`,
+      [taskId, userId, lockApplies],
+    );
+    if (!rules) throw AppError.notFound('Task');
+    if (rules.late) {
+      throw new AppError(ErrorCode.LATE_SUBMISSION_CLOSED, 'The due time has passed and late submissions are closed');
+    }
+    if (rules.locked) {
+      throw new AppError(ErrorCode.TASK_LOCKED, 'Submit the tasks this one is blocked by first');
+    }
+  }
+
+  private async withAttachments(manager: EntityManager, submission: Submission): Promise<SubmissionResponse> {
+    const attachments = await manager.query<SubmissionAttachment[]>(
+      `SELECT ${ATTACHMENT_COLUMNS} FROM submission_attachments a WHERE a.submission_id = $1 ORDER BY ${ATTACHMENT_ORDER}`,
+      [submission.id],
+    );
+    return toSubmissionResponse(submission, attachments);
+  }
+}
