@@ -1,29 +1,45 @@
+import { LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import helmet from 'helmet';
-import { Logger } from 'nestjs-pino';
+import { Logger, PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { createValidationPipe } from './common/errors/validation';
+import { loggerOptions } from './common/http/logger';
 import { AppConfig } from './config/config';
+import { runMigrationsLocked } from './database/migrate';
 
 export const JSON_BODY_LIMIT = '1mb';
 
-/** Builds the HTTP application exactly as production runs it; tests call this too. */
+/** The pino-backed Nest logger: bootstrap messages, the exception filter and `new Logger(ctx)` all use it. */
+export function createLogger(config: AppConfig): LoggerService {
+  return new Logger(new PinoLogger(loggerOptions(config)), {});
+}
+
+/**
+ * Builds the HTTP application exactly as production runs it; tests call this too. Shutdown on signals is
+ * the caller's: `main.ts` closes the app, then the embedded database, then exits.
+ */
 export async function createApp(config: AppConfig, databaseUrl: string): Promise<NestExpressApplication> {
+  const logger = createLogger(config);
+  if (config.database.migrationsRun) await runMigrationsLocked(config, databaseUrl, logger);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
-    bufferLogs: true,
+    logger,
     bodyParser: false,
+    // A failed start rejects (the caller stops the embedded database) instead of exiting the process.
+    abortOnError: false,
   });
-  app.useLogger(app.get(Logger));
   app.set('etag', false);
   app.set('x-powered-by', false);
   app.set('trust proxy', 'loopback');
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
   app.use(helmet({ contentSecurityPolicy: false, crossOriginResourcePolicy: false }));
-  app.enableCors({ origin: config.corsOrigins, exposedHeaders: ['X-Request-Id', 'Retry-After', 'Content-Disposition'] });
+  app.enableCors({
+    origin: config.corsOrigins,
+    exposedHeaders: ['X-Request-Id', 'Retry-After', 'Content-Disposition'],
+  });
   app.useGlobalPipes(createValidationPipe());
-  app.enableShutdownHooks();
   setupOpenApi(app);
   return app;
 }

@@ -1,24 +1,74 @@
-import { Logger } from '@nestjs/common';
-import { createApp } from './bootstrap';
-import { ConfigError, loadConfig } from './config/config';
-import { resolveDatabase } from './database/embedded-postgres';
+import { Logger, LoggerService } from '@nestjs/common';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { createApp, createLogger } from './bootstrap';
+import { AppConfig, ConfigError, loadConfig } from './config/config';
+import { ResolvedDatabase, resolveDatabase } from './database/embedded-postgres';
 
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const database = await resolveDatabase(config);
-  const app = await createApp(config, database.url);
-  // The embedded database stops after Nest has closed its connections.
-  app.get(Logger, { strict: false });
-  process.once('beforeExit', () => void database.stop());
-  await app.listen(config.port);
-  new Logger('Main').log(`Listening on :${config.port}${database.embedded ? ' (embedded PostgreSQL)' : ''}`);
+const SHUTDOWN_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+
+function readConfig(): AppConfig {
+  try {
+    return loadConfig();
+  } catch (error) {
+    // One line naming the variable, before any logger exists.
+    console.error(error instanceof ConfigError ? error.message : String(error));
+    process.exit(1);
+  }
 }
 
-main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-  } else {
-    console.error(error);
+async function main(): Promise<void> {
+  const config = readConfig();
+  const logger = createLogger(config);
+  Logger.overrideLogger(logger);
+  const log = new Logger('Main');
+  process.on('uncaughtException', (error) => fail(logger, error, 'Uncaught exception'));
+  process.on('unhandledRejection', (error) => fail(logger, error, 'Unhandled promise rejection'));
+
+  const database = await resolveDatabase(config, logger).catch((error: unknown) =>
+    fail(logger, error, 'Database'),
+  );
+  let app: NestExpressApplication;
+  try {
+    app = await createApp(config, database.url);
+    await app.listen(config.port);
+  } catch (error) {
+    await database.stop();
+    return fail(logger, error, 'Start failed');
   }
+  stopOnSignals(app, database, log);
+  log.log(`Listening on :${config.port}${database.embedded ? ' (embedded PostgreSQL)' : ''}`);
+}
+
+/**
+ * SIGTERM/SIGINT: stop accepting connections and let in-flight requests finish (app.close runs every
+ * module's shutdown hooks), stop the embedded database, exit 0. A second signal exits at once.
+ */
+function stopOnSignals(app: NestExpressApplication, database: ResolvedDatabase, log: Logger): void {
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) {
+      log.warn(`${signal} again: exiting without waiting`);
+      process.exit(1);
+    }
+    stopping = true;
+    log.log(`${signal} received: finishing in-flight requests`);
+    try {
+      await app.close();
+      await database.stop();
+    } catch (error) {
+      log.error({ err: error }, 'Shutdown failed');
+      process.exit(1);
+    }
+    log.log('Stopped');
+    process.exit(0);
+  };
+  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, (received) => void stop(received));
+}
+
+function fail(logger: LoggerService, error: unknown, message: string): never {
+  logger.fatal?.({ err: error }, message, 'Main');
+  // The embedded server, if any, gets a fast shutdown request from its process 'exit' hook.
   process.exit(1);
-});
+}
+
+void main();

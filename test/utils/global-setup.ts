@@ -1,12 +1,34 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EmbeddedPostgres, startEmbeddedPostgres } from '../../src/database/embedded-postgres';
 import { ensureTemplate } from './database';
 
+/** Handed to global-teardown, which runs in this same process. */
+export const testServer = globalThis as typeof globalThis & {
+  embeddedTestPostgres?: { server: EmbeddedPostgres; dir: string };
+};
+
 /**
- * Runs once before all test files: picks the PostgreSQL server (DATABASE_URL, else an embedded one) and
- * builds the migrated template database every test file clones.
+ * Runs once before all test files: picks the PostgreSQL server (DATABASE_URL, else an embedded one in a
+ * temporary directory on a free port) and builds the migrated template database every test file clones.
+ * Workers read the server from TEST_ADMIN_DATABASE_URL.
  */
 export default async function globalSetup(): Promise<void> {
-  const adminUrl = process.env.DATABASE_URL;
-  if (!adminUrl) throw new Error('Embedded PostgreSQL for tests is being built: set DATABASE_URL');
+  let adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    const dir = mkdtempSync(join(tmpdir(), 'cts-test-pg-'));
+    // Passable, so that a root test run can hand the cluster to an unprivileged account.
+    chmodSync(dir, 0o711);
+    const server = await startEmbeddedPostgres({ dir: join(dir, 'postgres'), ephemeral: true }).catch(
+      (error) => {
+        rmSync(dir, { recursive: true, force: true });
+        throw error;
+      },
+    );
+    testServer.embeddedTestPostgres = { server, dir };
+    adminUrl = server.url('postgres');
+  }
   process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
   process.env.TEST_TEMPLATE_DATABASE = await ensureTemplate(adminUrl);
 }

@@ -1,3 +1,10 @@
+import { rmSync } from 'node:fs';
+import { testServer } from './global-setup';
+
+/** Stops the embedded server global-setup started, if any, and removes its directory. */
 export default async function globalTeardown(): Promise<void> {
-  // The embedded server (when one was started) is stopped here.
+  const handle = testServer.embeddedTestPostgres;
+  if (!handle) return;
+  await handle.server.stop();
+  rmSync(handle.dir, { recursive: true, force: true });
 }
