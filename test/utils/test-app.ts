@@ -28,11 +28,20 @@ const TEST_ENV: Record<string, string> = {
   WEBHOOK_ALLOW_PRIVATE: 'true',
 };
 
-/** Boots the real AppModule against a fresh database cloned from the migrated template. */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+/**
+ * Boots the real AppModule against a fresh database cloned from the migrated template.
+ * `options.databaseUrl`: use that existing database instead (several instances, or a restart, against one
+ * database); the caller created it and drops it, `close()` leaves it.
+ */
+export async function createTestApp(
+  env: Record<string, string> = {},
+  options: { databaseUrl?: string } = {},
+): Promise<TestApp> {
   const adminUrl = process.env.TEST_ADMIN_DATABASE_URL!;
-  const database = await createTestDatabase(adminUrl, process.env.TEST_TEMPLATE_DATABASE!);
-  const databaseUrl = withDatabase(adminUrl, database);
+  const database = options.databaseUrl
+    ? null
+    : await createTestDatabase(adminUrl, process.env.TEST_TEMPLATE_DATABASE!);
+  const databaseUrl = options.databaseUrl ?? withDatabase(adminUrl, database!);
   const dataDir = mkdtempSync(join(tmpdir(), 'cts-test-'));
   const config = loadConfig({ ...TEST_ENV, DATA_DIR: dataDir, ...env, DATABASE_URL: databaseUrl });
   const app = await createApp(config, databaseUrl);
@@ -46,7 +55,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     databaseUrl,
     async close() {
       await app.close();
-      await dropTestDatabase(adminUrl, database);
+      if (database) await dropTestDatabase(adminUrl, database);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
