@@ -63,7 +63,10 @@ export class SubmissionsController {
   @ApiOperation({ summary: "The caller's submission" })
   @ApiOkResponse({ type: SubmissionResponse })
   @ApiForbiddenResponse({ description: 'FORBIDDEN: not a member of the class' })
-  getMine(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<SubmissionResponse> {
+  getMine(
+    @Param('taskId', TASK_ID) taskId: string,
+    @CurrentUser() user: AuthUser,
+  ): Promise<SubmissionResponse> {
     return this.submissions.getMine(taskId, user.id);
   }
 
@@ -82,9 +85,17 @@ export class SubmissionsController {
 
   @Post('me/attachments')
   @UseInterceptors(FileInterceptor('file'))
-  @ApiOperation({ summary: "Upload an attachment to the caller's submission (creates the submission when none)" })
+  @ApiOperation({
+    summary: "Upload an attachment to the caller's submission (creates the submission when none)",
+  })
   @ApiConsumes('multipart/form-data')
-  @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['file'],
+      properties: { file: { type: 'string', format: 'binary' } },
+    },
+  })
   @ApiCreatedResponse({ type: SubmissionAttachmentResponse })
   @ApiBadRequestResponse({ description: 'VALIDATION_ERROR: no file' })
   @ApiForbiddenResponse({ description: WRITE_RULES })
@@ -111,10 +122,15 @@ export class SubmissionsController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'OWNER/ADMIN: one entry per class member, including those who have not submitted' })
+  @ApiOperation({
+    summary: 'OWNER/ADMIN: one entry per class member, including those who have not submitted',
+  })
   @ApiOkResponse({ type: [SubmissionListEntryResponse] })
   @ApiForbiddenResponse({ description: 'FORBIDDEN: not OWNER or ADMIN' })
-  list(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<SubmissionListEntryResponse[]> {
+  list(
+    @Param('taskId', TASK_ID) taskId: string,
+    @CurrentUser() user: AuthUser,
+  ): Promise<SubmissionListEntryResponse[]> {
     return this.submissions.list(taskId, user.id);
   }
 
@@ -142,7 +158,9 @@ export class SubmissionsController {
   @Patch(':submissionId/grade')
   @ApiOperation({ summary: 'OWNER/ADMIN: grade; sets reviewerId to the caller and reviewedAt to now' })
   @ApiOkResponse({ type: SubmissionResponse })
-  @ApiBadRequestResponse({ description: 'VALIDATION_ERROR: no field, bad value, or isExemplary without a score' })
+  @ApiBadRequestResponse({
+    description: 'VALIDATION_ERROR: no field, bad value, or isExemplary without a score',
+  })
   @ApiForbiddenResponse({ description: 'FORBIDDEN: not OWNER or ADMIN' })
   grade(
     @Param('taskId', TASK_ID) taskId: string,

@@ -62,12 +62,25 @@ export function toSummaryResponse(submission: SubmissionSummaryRow): SubmissionS
   };
 }
 
-export function toSubmissionResponse(submission: Submission, attachments: SubmissionAttachment[]): SubmissionResponse {
+export function toSubmissionResponse(
+  submission: Submission,
+  attachments: SubmissionAttachment[],
+): SubmissionResponse {
   const { id, taskId, userId, ...rest } = toSummaryResponse(submission);
-  return { id, taskId, userId, content: submission.content, attachments: attachments.map(toAttachmentResponse), ...rest };
+  return {
+    id,
+    taskId,
+    userId,
+    content: submission.content,
+    attachments: attachments.map(toAttachmentResponse),
+    ...rest,
+  };
 }
 
-export function toListEntryResponse(row: RosterRow, attachments: SubmissionAttachment[]): SubmissionListEntryResponse {
+export function toListEntryResponse(
+  row: RosterRow,
+  attachments: SubmissionAttachment[],
+): SubmissionListEntryResponse {
   const { memberId, nickname, email, schoolName, studentId, role, ...submission } = row;
   const submitted = submission.id !== null;
   return {

@@ -14,7 +14,12 @@ import {
 } from './dto/submission.response';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { Submission } from './entities/submission.entity';
-import { RosterRow, toAttachmentResponse, toListEntryResponse, toSubmissionResponse } from './submissions.mapper';
+import {
+  RosterRow,
+  toAttachmentResponse,
+  toListEntryResponse,
+  toSubmissionResponse,
+} from './submissions.mapper';
 import {
   ATTACHMENT_COLUMNS,
   ATTACHMENT_ORDER,
@@ -110,7 +115,10 @@ export class SubmissionsService {
     });
     // The row is gone; a file left behind on a storage failure is only wasted space, not an error of this call.
     await this.storage.remove([fileKey]).catch((error: unknown) => {
-      this.logger.warn({ err: error, fileKey }, 'Could not remove the file of a deleted submission attachment');
+      this.logger.warn(
+        { err: error, fileKey },
+        'Could not remove the file of a deleted submission attachment',
+      );
     });
   }
 
@@ -152,7 +160,12 @@ export class SubmissionsService {
    * Changes only the fields given; reviewer and review time always move. "Exemplary needs a score" is the
    * check constraint of the table, so it holds against concurrent grading too.
    */
-  async grade(taskId: string, submissionId: string, graderId: string, dto: GradeSubmissionDto): Promise<SubmissionResponse> {
+  async grade(
+    taskId: string,
+    submissionId: string,
+    graderId: string,
+    dto: GradeSubmissionDto,
+  ): Promise<SubmissionResponse> {
     if (dto.score === undefined && dto.feedback === undefined && dto.isExemplary === undefined) {
       throw AppError.validation('Give at least one of score, feedback, isExemplary');
     }
@@ -193,7 +206,11 @@ export class SubmissionsService {
    * Every write of the caller's submission (content, attachment upload, attachment delete): the late and
    * lock rules and the write run in one transaction.
    */
-  private async writeMine<T>(taskId: string, userId: string, write: (manager: EntityManager) => Promise<T>): Promise<T> {
+  private async writeMine<T>(
+    taskId: string,
+    userId: string,
+    write: (manager: EntityManager) => Promise<T>,
+  ): Promise<T> {
     const access = await this.access.requireTaskAccess(taskId, userId);
     return this.dataSource.transaction(async (manager) => {
       await this.enforceWriteRules(manager, taskId, userId, !access.canManage);
@@ -226,7 +243,10 @@ export class SubmissionsService {
     );
     if (!rules) throw AppError.notFound('Task');
     if (rules.late) {
-      throw new AppError(ErrorCode.LATE_SUBMISSION_CLOSED, 'The due time has passed and late submissions are closed');
+      throw new AppError(
+        ErrorCode.LATE_SUBMISSION_CLOSED,
+        'The due time has passed and late submissions are closed',
+      );
     }
     if (rules.locked) {
       throw new AppError(ErrorCode.TASK_LOCKED, 'Submit the tasks this one is blocked by first');

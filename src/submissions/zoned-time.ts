@@ -21,7 +21,15 @@ export function zonedIsoFormatter(timeZone: string): (instant: Date) => string {
       if (part.type !== 'literal') parts[part.type] = Number(part.value);
     }
     const millis = instant.getUTCMilliseconds();
-    const wallClock = Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second, millis);
+    const wallClock = Date.UTC(
+      parts.year,
+      parts.month - 1,
+      parts.day,
+      parts.hour,
+      parts.minute,
+      parts.second,
+      millis,
+    );
     const offsetMinutes = Math.round((wallClock - instant.getTime()) / 60_000);
     const sign = offsetMinutes < 0 ? '-' : '+';
     const abs = Math.abs(offsetMinutes);

@@ -6,14 +6,25 @@ export const FEEDBACK_MAX_LENGTH = 10_000;
 
 /** Every field optional, at least one given (checked by the service); null clears score and feedback. */
 export class GradeSubmissionDto {
-  @ApiPropertyOptional({ type: Number, nullable: true, minimum: 0, maximum: SCORE_MAX, description: 'At most two decimals; null removes the score' })
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    minimum: 0,
+    maximum: SCORE_MAX,
+    description: 'At most two decimals; null removes the score',
+  })
   @IsOptional()
   @IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 2 })
   @Min(0)
   @Max(SCORE_MAX)
   score?: number | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: FEEDBACK_MAX_LENGTH, description: 'null clears' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: FEEDBACK_MAX_LENGTH,
+    description: 'null clears',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(FEEDBACK_MAX_LENGTH)

@@ -63,7 +63,10 @@ export class SubmissionResponse {
 }
 
 /** The submission as the grader's list shows it: without body and attachments. */
-export class SubmissionSummaryResponse extends OmitType(SubmissionResponse, ['content', 'attachments'] as const) {}
+export class SubmissionSummaryResponse extends OmitType(SubmissionResponse, [
+  'content',
+  'attachments',
+] as const) {}
 
 export class SubmissionListEntryResponse {
   @ApiProperty({ format: 'uuid' })
