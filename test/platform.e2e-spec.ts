@@ -1,5 +1,14 @@
+import { Client } from 'pg';
 import { createTestApp, TestApp } from './utils/test-app';
 import { createUser } from './utils/users';
+
+const ONE_MIB = 1024 * 1024;
+
+/** A JSON object whose serialised size is exactly `bytes`. */
+function jsonOfSize(bytes: number): string {
+  const wrapper = '{"padding":""}';
+  return `{"padding":"${'x'.repeat(bytes - wrapper.length)}"}`;
+}
 
 describe('platform', () => {
   let ctx: TestApp;
@@ -8,28 +17,155 @@ describe('platform', () => {
   });
   afterAll(async () => ctx.close());
 
-  it('answers /health and /health/live', async () => {
+  describe('health and documentation', () => {
+    it('answers /health and /health/live', async () => {
+      await ctx.http.get('/health').expect(200, { status: 'ok' });
+      await ctx.http.get('/health/live').expect(200, { status: 'ok' });
+    });
+
+    it('serves the OpenAPI document, generated from the code', async () => {
+      const res = await ctx.http.get('/openapi.json').expect(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body.openapi).toMatch(/^3\./);
+      expect(res.body.paths['/health'].get).toBeDefined();
+      expect(res.body.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    });
+
+    it('serves the OpenAPI UI at /docs', async () => {
+      const res = await ctx.http.get('/docs').redirects(1).expect(200);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.text).toContain('swagger-ui');
+    });
+  });
+
+  describe('request ids', () => {
+    it('echoes a sane X-Request-Id and generates one otherwise', async () => {
+      const given = await ctx.http.get('/health/live').set('X-Request-Id', 'abc-123');
+      expect(given.headers['x-request-id']).toBe('abc-123');
+      const generated = await ctx.http.get('/health/live');
+      expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      const unsafe = await ctx.http.get('/health/live').set('X-Request-Id', 'bad id with spaces');
+      expect(unsafe.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    });
+
+    it('carries X-Request-Id on error answers too', async () => {
+      const res = await ctx.http.get('/no/such/route').set('X-Request-Id', 'req-404');
+      expect(res.status).toBe(404);
+      expect(res.headers['x-request-id']).toBe('req-404');
+    });
+  });
+
+  describe('errors are exactly {error, code}', () => {
+    it('answers unknown routes with 404 NOT_FOUND, with or without a token', async () => {
+      const user = await createUser(ctx);
+      const anonymous = await ctx.http.get('/no/such/route');
+      expect(anonymous.status).toBe(404);
+      expect(anonymous.body).toEqual({ error: expect.any(String), code: 'NOT_FOUND' });
+      const res = await ctx.http.get('/no/such/route').set('Authorization', user.auth);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: expect.any(String), code: 'NOT_FOUND' });
+      const post = await ctx.http.post('/no/such/route').send({});
+      expect(post.status).toBe(404);
+      expect(post.body).toEqual({ error: expect.any(String), code: 'NOT_FOUND' });
+    });
+
+    it('answers malformed JSON with 400 VALIDATION_ERROR', async () => {
+      const res = await ctx.http
+        .post('/auth/login')
+        .set('Content-Type', 'application/json')
+        .send('{"email": "a@b.c",');
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR' });
+    });
+
+    it('answers a JSON body over 1 MiB with 413 PAYLOAD_TOO_LARGE, and takes one of exactly 1 MiB', async () => {
+      const tooLarge = await ctx.http
+        .post('/no/such/route')
+        .set('Content-Type', 'application/json')
+        .send(jsonOfSize(ONE_MIB + 1));
+      expect(tooLarge.status).toBe(413);
+      expect(tooLarge.body).toEqual({ error: expect.any(String), code: 'PAYLOAD_TOO_LARGE' });
+      // At the limit the body is parsed and the request goes on to routing.
+      const atLimit = await ctx.http
+        .post('/no/such/route')
+        .set('Content-Type', 'application/json')
+        .send(jsonOfSize(ONE_MIB));
+      expect(atLimit.status).toBe(404);
+      expect(atLimit.body).toEqual({ error: expect.any(String), code: 'NOT_FOUND' });
+    });
+
+    it('never answers with a stack or framework details', async () => {
+      const res = await ctx.http.post('/auth/login').set('Content-Type', 'application/json').send('{');
+      expect(Object.keys(res.body).sort()).toEqual(['code', 'error']);
+      expect(res.text).not.toMatch(/\bat \S+ \(|node_modules|SyntaxError/);
+    });
+  });
+
+  describe('security headers and CORS', () => {
+    it('sets helmet headers and hides the framework', async () => {
+      const res = await ctx.http.get('/health/live');
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
+      expect(res.headers['strict-transport-security']).toMatch(/max-age=\d+/);
+      expect(res.headers['referrer-policy']).toBe('no-referrer');
+      expect(res.headers['x-powered-by']).toBeUndefined();
+    });
+
+    it('allows any origin by default and exposes the headers clients read', async () => {
+      const res = await ctx.http.get('/health/live').set('Origin', 'https://client.example');
+      expect(res.headers['access-control-allow-origin']).toBe('https://client.example');
+      expect(res.headers['access-control-expose-headers']).toBe(
+        'X-Request-Id,Retry-After,Content-Disposition',
+      );
+      const preflight = await ctx.http
+        .options('/classes')
+        .set('Origin', 'https://client.example')
+        .set('Access-Control-Request-Method', 'POST')
+        .set('Access-Control-Request-Headers', 'authorization,content-type');
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers['access-control-allow-origin']).toBe('https://client.example');
+      expect(preflight.headers['access-control-allow-methods']).toContain('POST');
+    });
+  });
+});
+
+describe('platform with CORS_ORIGINS set and a database that goes away', () => {
+  let ctx: TestApp;
+  let admin: Client;
+  let database: string;
+  beforeAll(async () => {
+    ctx = await createTestApp({ CORS_ORIGINS: 'https://allowed.example, https://other.example' });
+    database = new URL(ctx.databaseUrl).pathname.slice(1);
+    admin = new Client({ connectionString: process.env.TEST_ADMIN_DATABASE_URL });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await admin.query(`ALTER DATABASE "${database}" WITH ALLOW_CONNECTIONS true`);
+    await admin.end();
+    await ctx.close();
+  });
+
+  it('allows only the configured origins', async () => {
+    const allowed = await ctx.http.get('/health/live').set('Origin', 'https://other.example');
+    expect(allowed.headers['access-control-allow-origin']).toBe('https://other.example');
+    const denied = await ctx.http.get('/health/live').set('Origin', 'https://evil.example');
+    expect(denied.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('answers /health with 503 while the database refuses connections, and 200 once it is back', async () => {
     await ctx.http.get('/health').expect(200, { status: 'ok' });
+    await admin.query(`ALTER DATABASE "${database}" WITH ALLOW_CONNECTIONS false`);
+    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [
+      database,
+    ]);
+
+    const down = await ctx.http.get('/health');
+    expect(down.status).toBe(503);
+    expect(down.body).toEqual({ error: expect.any(String), code: 'SERVICE_UNAVAILABLE' });
+    // Liveness does not depend on the database.
     await ctx.http.get('/health/live').expect(200, { status: 'ok' });
-  });
 
-  it('echoes or generates X-Request-Id', async () => {
-    const given = await ctx.http.get('/health/live').set('X-Request-Id', 'abc-123');
-    expect(given.headers['x-request-id']).toBe('abc-123');
-    const generated = await ctx.http.get('/health/live');
-    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-  });
-
-  it('answers unknown routes with 404 NOT_FOUND, with or without a token', async () => {
-    const user = await createUser(ctx);
-    expect((await ctx.http.get('/no/such/route')).status).toBe(404);
-    const res = await ctx.http.get('/no/such/route').set('Authorization', user.auth);
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: expect.any(String), code: 'NOT_FOUND' });
-  });
-
-  it('serves the OpenAPI document', async () => {
-    const res = await ctx.http.get('/openapi.json').expect(200);
-    expect(res.body.openapi).toMatch(/^3\./);
+    await admin.query(`ALTER DATABASE "${database}" WITH ALLOW_CONNECTIONS true`);
+    await ctx.http.get('/health').expect(200, { status: 'ok' });
   });
 });

@@ -1,0 +1,122 @@
+import {
+  ArgumentsHost,
+  BadRequestException,
+  Logger,
+  NotFoundException,
+  PayloadTooLargeException,
+} from '@nestjs/common';
+import { ThrottlerException } from '@nestjs/throttler';
+import { AllExceptionsFilter } from './all-exceptions.filter';
+import { AppError, ErrorCode } from './app-error';
+
+interface Captured {
+  status?: number;
+  body?: unknown;
+  headers: Record<string, string>;
+  destroyed: boolean;
+}
+
+/** Runs the filter on `exception` for one fake request and records what it answered. */
+function answer(exception: unknown, headersSent = false): Captured {
+  const captured: Captured = { headers: {}, destroyed: false };
+  const response = {
+    headersSent,
+    setHeader: (name: string, value: string) => (captured.headers[name] = value),
+    status(code: number) {
+      captured.status = code;
+      return this;
+    },
+    json: (body: unknown) => (captured.body = body),
+    destroy: () => (captured.destroyed = true),
+  };
+  const request = { id: 'req-42', method: 'POST', originalUrl: '/classes' };
+  const host = {
+    switchToHttp: () => ({ getResponse: () => response, getRequest: () => request }),
+  } as unknown as ArgumentsHost;
+  new AllExceptionsFilter().catch(exception, host);
+  return captured;
+}
+
+describe('AllExceptionsFilter', () => {
+  let logged: jest.SpyInstance;
+  beforeEach(() => {
+    logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+  });
+  afterEach(() => logged.mockRestore());
+
+  it('answers an unexpected error with 500 INTERNAL_ERROR, no details, and logs it with the request id', () => {
+    const error = new Error('relation "secret_table" does not exist');
+    const result = answer(error);
+    expect(result.status).toBe(500);
+    expect(result.body).toEqual({ error: 'Internal server error', code: 'INTERNAL_ERROR' });
+    expect(JSON.stringify(result.body)).not.toMatch(/secret_table|at /);
+    expect(logged).toHaveBeenCalledTimes(1);
+    expect(logged.mock.calls[0][0]).toMatchObject({
+      err: error,
+      requestId: 'req-42',
+      method: 'POST',
+      url: '/classes',
+    });
+  });
+
+  it('treats thrown non-errors the same way', () => {
+    expect(answer('a string').body).toEqual({ error: 'Internal server error', code: 'INTERNAL_ERROR' });
+    expect(answer(null).status).toBe(500);
+  });
+
+  it('answers an AppError with its status, code, message and headers, without logging', () => {
+    const result = answer(new AppError(ErrorCode.RATE_LIMITED, 'Too many e-mails', { 'Retry-After': '120' }));
+    expect(result).toMatchObject({
+      status: 429,
+      body: { error: 'Too many e-mails', code: 'RATE_LIMITED' },
+      headers: { 'Retry-After': '120' },
+    });
+    expect(answer(AppError.notFound('Task')).body).toEqual({ error: 'Task not found', code: 'NOT_FOUND' });
+    expect(logged).not.toHaveBeenCalled();
+  });
+
+  it('maps framework exceptions to the contract codes', () => {
+    expect(answer(new NotFoundException('Cannot GET /nope'))).toMatchObject({
+      status: 404,
+      body: { error: 'Route not found', code: 'NOT_FOUND' },
+    });
+    expect(answer(new BadRequestException(['a must be a string', 'b is required']))).toMatchObject({
+      status: 400,
+      body: { error: 'a must be a string; b is required', code: 'VALIDATION_ERROR' },
+    });
+    expect(answer(new PayloadTooLargeException()).body).toEqual({
+      error: expect.any(String),
+      code: 'PAYLOAD_TOO_LARGE',
+    });
+    expect(answer(new ThrottlerException())).toMatchObject({ status: 429, body: { code: 'RATE_LIMITED' } });
+    expect(logged).not.toHaveBeenCalled();
+  });
+
+  it('maps body-parser and multer errors raised before Nest routing', () => {
+    const tooLarge = Object.assign(new Error('request entity too large'), {
+      status: 413,
+      type: 'entity.too.large',
+    });
+    expect(answer(tooLarge)).toMatchObject({ status: 413, body: { code: 'PAYLOAD_TOO_LARGE' } });
+    const badJson = Object.assign(new SyntaxError('Unexpected end of JSON input'), {
+      status: 400,
+      type: 'entity.parse.failed',
+    });
+    expect(answer(badJson)).toEqual(
+      expect.objectContaining({
+        status: 400,
+        body: { error: 'Malformed JSON body', code: 'VALIDATION_ERROR' },
+      }),
+    );
+    const fileTooLarge = Object.assign(new Error('File too large'), { code: 'LIMIT_FILE_SIZE' });
+    expect(answer(fileTooLarge)).toMatchObject({ status: 413, body: { code: 'PAYLOAD_TOO_LARGE' } });
+    expect(logged).not.toHaveBeenCalled();
+  });
+
+  it('drops the connection when the response has already started', () => {
+    const result = answer(new Error('stream broke'), true);
+    expect(result.destroyed).toBe(true);
+    expect(result.status).toBeUndefined();
+    expect(result.body).toBeUndefined();
+  });
+});

@@ -1,0 +1,156 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from './config';
+
+describe('loadConfig', () => {
+  let dataDir: string;
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'cts-config-'));
+  });
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  const load = (env: Record<string, string> = {}) => loadConfig({ DATA_DIR: dataDir, ...env });
+
+  /** The error loadConfig throws for `env`; fails the test when it does not throw. */
+  function errorFor(env: Record<string, string>): ConfigError {
+    try {
+      load(env);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return error as ConfigError;
+    }
+    throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+  }
+
+  it('applies the defaults of CONTRACT §4', () => {
+    const config = load();
+    expect(config).toMatchObject({
+      nodeEnv: 'development',
+      port: 3000,
+      appUrl: 'http://localhost:3000',
+      dataDir,
+      corsOrigins: true,
+      logLevel: 'info',
+      database: { url: null, poolSize: 10, migrationsRun: true },
+      mail: { smtpUrl: null },
+      captcha: { enabled: false, secret: null },
+      ai: { provider: 'local', timeoutMs: 20000 },
+      telegram: { botToken: null },
+      webhook: { allowPrivate: false },
+      notifications: {
+        reminderHoursBeforeDue: [24],
+        schedulerCron: '0 * * * * *',
+        pollIntervalMs: 1000,
+        retryBaseSeconds: 30,
+        maxAttempts: 6,
+      },
+      uploads: { maxBytes: 20971520 },
+    });
+  });
+
+  it('generates a development JWT secret once into DATA_DIR and reuses it', () => {
+    const first = load().jwt.secret;
+    expect(first.length).toBeGreaterThanOrEqual(32);
+    expect(readFileSync(join(dataDir, 'jwt-secret'), 'utf8')).toBe(first);
+    expect(load().jwt.secret).toBe(first);
+  });
+
+  it('reads every variable', () => {
+    const config = load({
+      PORT: '8080',
+      DATABASE_URL: 'postgres://u:p@db:5432/app',
+      DATABASE_POOL_SIZE: '3',
+      MIGRATIONS_RUN: 'false',
+      JWT_SECRET: 'x'.repeat(32),
+      APP_URL: 'https://app.example/',
+      SMTP_URL: 'smtps://user:pass@mail.example:465',
+      MAIL_FROM: 'Tasks <tasks@example.com>',
+      CAPTCHA_ENABLED: 'yes',
+      CAPTCHA_SECRET: 's3cret',
+      CAPTCHA_VERIFY_URL: 'http://127.0.0.1:9/verify',
+      AI_PROVIDER: 'openai',
+      AI_BASE_URL: 'http://127.0.0.1:9/v1',
+      AI_API_KEY: 'key',
+      AI_MODEL: 'model-x',
+      AI_TIMEOUT_MS: '500',
+      TELEGRAM_BOT_TOKEN: 'bot',
+      TELEGRAM_API_URL: 'http://127.0.0.1:9',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      REMINDER_HOURS_BEFORE_DUE: '1, 24,24',
+      SCHEDULER_CRON: '*/5 * * * * *',
+      DELIVERY_POLL_INTERVAL_MS: '50',
+      DELIVERY_RETRY_BASE_SECONDS: '0',
+      DELIVERY_MAX_ATTEMPTS: '2',
+      UPLOAD_MAX_BYTES: '1024',
+      CORS_ORIGINS: 'https://a.example, https://b.example',
+      LOG_LEVEL: 'warn',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      appUrl: 'https://app.example',
+      corsOrigins: ['https://a.example', 'https://b.example'],
+      logLevel: 'warn',
+      database: { url: 'postgres://u:p@db:5432/app', poolSize: 3, migrationsRun: false },
+      jwt: { secret: 'x'.repeat(32) },
+      mail: { smtpUrl: 'smtps://user:pass@mail.example:465', from: 'Tasks <tasks@example.com>' },
+      captcha: { enabled: true, secret: 's3cret', verifyUrl: 'http://127.0.0.1:9/verify' },
+      ai: {
+        provider: 'openai',
+        baseUrl: 'http://127.0.0.1:9/v1',
+        apiKey: 'key',
+        model: 'model-x',
+        timeoutMs: 500,
+      },
+      telegram: { botToken: 'bot', apiUrl: 'http://127.0.0.1:9' },
+      webhook: { allowPrivate: true },
+      notifications: {
+        reminderHoursBeforeDue: [24, 1],
+        schedulerCron: '*/5 * * * * *',
+        pollIntervalMs: 50,
+        retryBaseSeconds: 0,
+        maxAttempts: 2,
+      },
+      uploads: { maxBytes: 1024 },
+    });
+    // An explicit secret is never written to disk.
+    expect(existsSync(join(dataDir, 'jwt-secret'))).toBe(false);
+  });
+
+  it('starts with CAPTCHA enabled but no secret (answered later with 503 CAPTCHA_UNAVAILABLE)', () => {
+    expect(load({ CAPTCHA_ENABLED: 'true' }).captcha).toMatchObject({ enabled: true, secret: null });
+  });
+
+  it.each([
+    ['PORT', { PORT: 'abc' }],
+    ['PORT', { PORT: '70000' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://db/app' }],
+    ['DATABASE_URL', { DATABASE_URL: 'not a url' }],
+    ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: '0' }],
+    ['MIGRATIONS_RUN', { MIGRATIONS_RUN: 'maybe' }],
+    ['JWT_SECRET', { NODE_ENV: 'production' }],
+    ['JWT_SECRET', { JWT_SECRET: 'short' }],
+    ['APP_URL', { APP_URL: 'ftp://app.example' }],
+    ['SMTP_URL', { SMTP_URL: 'http://mail.example' }],
+    ['CAPTCHA_ENABLED', { CAPTCHA_ENABLED: 'sometimes' }],
+    ['CAPTCHA_VERIFY_URL', { CAPTCHA_VERIFY_URL: 'verify' }],
+    ['AI_PROVIDER', { AI_PROVIDER: 'magic' }],
+    ['AI_BASE_URL', { AI_BASE_URL: 'nowhere' }],
+    ['AI_TIMEOUT_MS', { AI_TIMEOUT_MS: '-1' }],
+    ['TELEGRAM_API_URL', { TELEGRAM_API_URL: 'telegram' }],
+    ['WEBHOOK_ALLOW_PRIVATE', { WEBHOOK_ALLOW_PRIVATE: '2' }],
+    ['REMINDER_HOURS_BEFORE_DUE', { REMINDER_HOURS_BEFORE_DUE: '24,,1' }],
+    ['REMINDER_HOURS_BEFORE_DUE', { REMINDER_HOURS_BEFORE_DUE: '0' }],
+    ['SCHEDULER_CRON', { SCHEDULER_CRON: '* * * * *' }],
+    ['DELIVERY_POLL_INTERVAL_MS', { DELIVERY_POLL_INTERVAL_MS: '1.5' }],
+    ['DELIVERY_RETRY_BASE_SECONDS', { DELIVERY_RETRY_BASE_SECONDS: 'soon' }],
+    ['DELIVERY_MAX_ATTEMPTS', { DELIVERY_MAX_ATTEMPTS: '0' }],
+    ['UPLOAD_MAX_BYTES', { UPLOAD_MAX_BYTES: '20MB' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'verbose' }],
+  ])('rejects a bad %s with one message naming it', (variable, env) => {
+    const error = errorFor(env);
+    expect(error.variable).toBe(variable);
+    expect(error.message).toMatch(new RegExp(`^Invalid configuration: ${variable} `));
+    expect(error.message).not.toContain('\n');
+  });
+});
