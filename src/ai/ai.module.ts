@@ -1,4 +1,23 @@
 import { Module } from '@nestjs/common';
+import { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { AiController } from './ai.controller';
+import { AiProvider } from './ai-provider';
+import { AiService } from './ai.service';
+import { LocalAiProvider } from './local/local-ai.provider';
+import { OpenAiProvider } from './openai/openai-ai.provider';
 
-@Module({})
+@Module({
+  controllers: [AiController],
+  providers: [
+    {
+      provide: AiProvider,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig): AiProvider =>
+        config.ai.provider === 'openai' ? new OpenAiProvider(config) : new LocalAiProvider(),
+    },
+    AiService,
+  ],
+  exports: [AiService],
+})
 export class AiModule {}

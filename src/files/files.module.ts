@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { FileStorage } from './file-storage';
+import { FilesController } from './files.controller';
+import { FilesService } from './files.service';
 import { LocalFileStorage } from './local-file-storage';
 import { fileStorageEngine } from './multer-storage.engine';
 
@@ -21,7 +23,7 @@ export class FileStorageModule {}
 
 /**
  * File storage and the multer setup every upload route shares (`FileInterceptor('file')`):
- * one file part, `UPLOAD_MAX_BYTES` limit, UTF-8 file names.
+ * one file part, `UPLOAD_MAX_BYTES` limit, UTF-8 file names. Also the download route GET /files/:fileKey.
  */
 @Global()
 @Module({
@@ -37,6 +39,8 @@ export class FileStorageModule {}
       }),
     }),
   ],
+  controllers: [FilesController],
+  providers: [FilesService],
   exports: [FileStorageModule, MulterModule],
 })
 export class FilesModule {}

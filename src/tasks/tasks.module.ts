@@ -1,4 +1,15 @@
 import { Module } from '@nestjs/common';
+import { AiModule } from '../ai/ai.module';
+import { ClassTasksController } from './class-tasks.controller';
+import { TaskAttachmentsService } from './task-attachments.service';
+import { TaskDraftsService } from './task-drafts.service';
+import { TaskReader } from './task-reader.service';
+import { TasksController } from './tasks.controller';
+import { TasksService } from './tasks.service';
 
-@Module({})
+@Module({
+  imports: [AiModule],
+  controllers: [ClassTasksController, TasksController],
+  providers: [TasksService, TaskReader, TaskAttachmentsService, TaskDraftsService],
+})
 export class TasksModule {}

@@ -1,0 +1,19 @@
+/**
+ * The task rules as SQL, written once: AccessService applies them to one task, the task lists to many.
+ * `task` is the alias of a `tasks` row, `role` an SQL expression of the caller's class role, `userId` the
+ * parameter holding the caller's id (e.g. `$1`).
+ */
+
+/** A MEMBER sees a task once it is published and started. Deleted tasks are excluded separately. */
+export const memberSeesTaskSql = (task: string): string =>
+  `(${task}.is_published AND (${task}.start_at IS NULL OR ${task}.start_at <= now()))`;
+
+/**
+ * Locked for a MEMBER: some task of `blocked_by` still exists (not deleted) and has no submission of theirs.
+ * Never locked for OWNER and ADMIN.
+ */
+export const taskLockedSql = (task: string, role: string, userId: string): string =>
+  `(${role} = 'MEMBER' AND EXISTS (
+     SELECT 1 FROM tasks blocker
+      WHERE blocker.id = ANY(${task}.blocked_by) AND blocker.deleted_at IS NULL
+        AND NOT EXISTS (SELECT 1 FROM submissions bs WHERE bs.task_id = blocker.id AND bs.user_id = ${userId})))`;

@@ -1,0 +1,45 @@
+/** One reading of the start and due time of a task (ISO timestamps or null). */
+export interface TimeOption {
+  startAt: string | null;
+  dueAt: string | null;
+}
+
+/** Suggested task fields (CONTRACT §2 ParseResult). Every field null means the model failed. */
+export interface ParseResult {
+  title: string | null;
+  /** 1 to 3 options, the most likely first; null only on failure. */
+  timeOptions: TimeOption[] | null;
+  allowLateSubmission: boolean | null;
+  description: string | null;
+}
+
+/** What is parsed: the free text, plus the text of a draft's text-like attachments. */
+export interface ParseInput {
+  text: string;
+  attachments: { name: string; text: string }[];
+}
+
+/** Relative dates ("Friday", "tomorrow") are read in `timezone` as of `now`. */
+export interface ParseContext {
+  timezone: string;
+  now: Date;
+}
+
+export const FAILED_PARSE: ParseResult = Object.freeze({
+  title: null,
+  timeOptions: null,
+  allowLateSubmission: null,
+  description: null,
+});
+
+export const TITLE_MAX_LENGTH = 200;
+export const DESCRIPTION_MAX_LENGTH = 100_000;
+export const MAX_TIME_OPTIONS = 3;
+
+/**
+ * Turns free text into suggested task fields. Chosen by `AI_PROVIDER`; a provider may throw on failure,
+ * `AiService` turns that into the all-null answer.
+ */
+export abstract class AiProvider {
+  abstract parse(input: ParseInput, context: ParseContext): Promise<ParseResult>;
+}

@@ -1,0 +1,78 @@
+/** A date and time as the clocks of some time zone show it; month 1–12. */
+export interface WallTime {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+}
+
+export type WallDate = Pick<WallTime, 'year' | 'month' | 'day'>;
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterFor(timezone: string): Intl.DateTimeFormat {
+  let format = formatters.get(timezone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: timezone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+    });
+    formatters.set(timezone, format);
+  }
+  return format;
+}
+
+/** What the clocks in `timezone` show at `instant` (to the minute). */
+export function wallTimeAt(instant: Date, timezone: string): WallTime {
+  const parts: Record<string, number> = {};
+  for (const part of formatterFor(timezone).formatToParts(instant)) {
+    if (part.type !== 'literal') parts[part.type] = Number(part.value);
+  }
+  return { year: parts.year, month: parts.month, day: parts.day, hour: parts.hour, minute: parts.minute };
+}
+
+const wallAsUtc = (wall: WallTime): number => Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute);
+
+/** Minutes `timezone` is ahead of UTC at `instant`. */
+export function offsetMinutesAt(instant: Date, timezone: string): number {
+  const wholeMinute = Math.floor(instant.getTime() / 60_000) * 60_000;
+  return Math.round((wallAsUtc(wallTimeAt(instant, timezone)) - wholeMinute) / 60_000);
+}
+
+/**
+ * The instant at which the clocks of `timezone` show `wall`. The offset is looked up twice so a time on the
+ * other side of a DST change than its first guess still lands right; a time inside a spring-forward gap
+ * moves forward by the gap.
+ */
+export function instantOf(wall: WallTime, timezone: string): Date {
+  const naive = wallAsUtc(wall);
+  const firstGuess = naive - offsetMinutesAt(new Date(naive), timezone) * 60_000;
+  return new Date(naive - offsetMinutesAt(new Date(firstGuess), timezone) * 60_000);
+}
+
+function fromUtcDate(date: Date): WallDate {
+  return { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate() };
+}
+
+export function addDays(date: WallDate, days: number): WallDate {
+  return fromUtcDate(new Date(Date.UTC(date.year, date.month - 1, date.day + days)));
+}
+
+/** 0 = Sunday … 6 = Saturday. */
+export function weekdayOf(date: WallDate): number {
+  return new Date(Date.UTC(date.year, date.month - 1, date.day)).getUTCDay();
+}
+
+/** The last day of the month `monthsAhead` months after the one of `date`. */
+export function endOfMonth(date: WallDate, monthsAhead = 0): WallDate {
+  return fromUtcDate(new Date(Date.UTC(date.year, date.month + monthsAhead, 0)));
+}
+
+export const sameDate = (a: WallDate, b: WallDate): boolean =>
+  a.year === b.year && a.month === b.month && a.day === b.day;

@@ -1,0 +1,113 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayUnique,
+  IsArray,
+  IsBoolean,
+  IsNumber,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Length,
+  MaxLength,
+  ValidateIf,
+} from 'class-validator';
+import { IsIsoTimestamp } from '../../common/validation/validators';
+import { PARSE_TEXT_MAX_LENGTH } from '../../ai/dto/parse-text.dto';
+
+export const TITLE_MAX_LENGTH = 200;
+export const DESCRIPTION_MAX_LENGTH = 100_000;
+export const BLOCKED_BY_MAX = 50;
+export const TAGS_MAX = 20;
+export const TAG_MAX_LENGTH = 32;
+
+/** Optional, but null is not a value: validated whenever the field is present. */
+const PresentNotNull = (): PropertyDecorator => ValidateIf((_object, value) => value !== undefined);
+
+const trim = ({ value }: { value: unknown }): unknown => (typeof value === 'string' ? value.trim() : value);
+const lowerCaseAll = ({ value }: { value: unknown }): unknown =>
+  Array.isArray(value) ? value.map((item) => (typeof item === 'string' ? item.toLowerCase() : item)) : value;
+
+/** The fields every task write shares (create, draft, update, publish). */
+class TaskFieldsDto {
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: DESCRIPTION_MAX_LENGTH, description: 'Markdown; null clears' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(DESCRIPTION_MAX_LENGTH)
+  description?: string | null;
+
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'Visible to members from then; null: at once' })
+  @IsOptional()
+  @IsIsoTimestamp()
+  startAt?: string | null;
+
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'Deadline; null: none' })
+  @IsOptional()
+  @IsIsoTimestamp()
+  dueAt?: string | null;
+
+  @ApiPropertyOptional({ default: true })
+  @PresentNotNull()
+  @IsBoolean()
+  allowLateSubmission?: boolean;
+
+  @ApiPropertyOptional({
+    type: [String],
+    format: 'uuid',
+    maxItems: BLOCKED_BY_MAX,
+    description: 'Tasks of the same class a member must submit first; no cycles',
+  })
+  @PresentNotNull()
+  @Transform(lowerCaseAll)
+  @IsArray()
+  @ArrayMaxSize(BLOCKED_BY_MAX)
+  @ArrayUnique()
+  @IsUUID('all', { each: true })
+  blockedBy?: string[];
+}
+
+export class CreateTaskDto extends TaskFieldsDto {
+  @ApiProperty({ minLength: 1, maxLength: TITLE_MAX_LENGTH })
+  @Transform(trim)
+  @IsString()
+  @Length(1, TITLE_MAX_LENGTH)
+  title: string;
+}
+
+export class UpdateTaskDto extends TaskFieldsDto {
+  @ApiPropertyOptional({ maxLength: TITLE_MAX_LENGTH, description: 'Must not be empty on a published task' })
+  @PresentNotNull()
+  @Transform(trim)
+  @IsString()
+  @MaxLength(TITLE_MAX_LENGTH)
+  title?: string;
+}
+
+/** Publication takes the fields of PATCH /tasks/:taskId, applied before publishing. */
+export class PublishTaskDto extends UpdateTaskDto {}
+
+export class CreateDraftDto extends UpdateTaskDto {
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: PARSE_TEXT_MAX_LENGTH, description: 'Free text to parse' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(PARSE_TEXT_MAX_LENGTH)
+  sourceText?: string | null;
+}
+
+export class UpdateTaskStateDto {
+  @ApiPropertyOptional({ type: [String], maxItems: TAGS_MAX, description: `Labels of 1 to ${TAG_MAX_LENGTH} characters` })
+  @PresentNotNull()
+  @Transform(({ value }) => (Array.isArray(value) ? value.map((tag) => trim({ value: tag })) : value))
+  @IsArray()
+  @ArrayMaxSize(TAGS_MAX)
+  @ArrayUnique()
+  @IsString({ each: true })
+  @Length(1, TAG_MAX_LENGTH, { each: true })
+  tags?: string[];
+
+  @ApiPropertyOptional({ type: Number, nullable: true, description: 'Personal order; null clears' })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  sortOrder?: number | null;
+}

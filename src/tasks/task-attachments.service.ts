@@ -1,0 +1,77 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AccessService } from '../access/access.service';
+import { AppError } from '../common/errors/app-error';
+import { toAttachmentResponse } from '../files/attachment.response';
+import { FileStorage } from '../files/file-storage';
+import { UploadedFileInfo } from '../files/multer-storage.engine';
+import { TaskAttachmentResponse } from './dto/task.response';
+import { TaskAttachment } from './entities/task-attachment.entity';
+import { lockLiveTask } from './task-graph';
+
+/** Column limits of task_attachments, and a bound on the attachment list of one task. */
+const NAME_MAX_LENGTH = 255;
+export const ATTACHMENTS_PER_TASK_MAX = 50;
+/** A media type as a header may carry it; anything else is served as application/octet-stream. */
+const MEDIA_TYPE = /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(?:\s*;\s*[\w!#$&^.+-]+=(?:[\w!#$&^.+-]+|"[^"\\\r\n]*"))*$/;
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
+
+@Injectable()
+export class TaskAttachmentsService {
+  private readonly logger = new Logger(TaskAttachmentsService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly access: AccessService,
+    private readonly storage: FileStorage,
+  ) {}
+
+  /** The file is already stored when this runs; it is removed again unless its row is written. */
+  async add(taskId: string, userId: string, file: UploadedFileInfo | undefined): Promise<TaskAttachmentResponse> {
+    try {
+      await this.access.requireTaskAccess(taskId, userId, { manage: true });
+      if (!file) throw AppError.validation('file is required (multipart field "file")');
+      const originalName = file.originalname.replace(CONTROL_CHARACTERS, '').trim();
+      if (originalName.length === 0 || originalName.length > NAME_MAX_LENGTH) {
+        throw AppError.validation(`The file name must be 1 to ${NAME_MAX_LENGTH} characters`);
+      }
+      const mimeType = MEDIA_TYPE.test(file.mimetype) && file.mimetype.length <= NAME_MAX_LENGTH
+        ? file.mimetype.toLowerCase()
+        : 'application/octet-stream';
+      const attachment = await this.dataSource.transaction(async (manager) => {
+        // Locked: the count below holds until the insert, and a concurrent delete of the task waits.
+        await lockLiveTask(manager, taskId);
+        if ((await manager.count(TaskAttachment, { where: { taskId } })) >= ATTACHMENTS_PER_TASK_MAX) {
+          throw AppError.validation(`A task has at most ${ATTACHMENTS_PER_TASK_MAX} attachments`);
+        }
+        return manager.save(
+          manager.create(TaskAttachment, { taskId, fileKey: file.key, originalName, mimeType, sizeBytes: String(file.size) }),
+        );
+      });
+      return toAttachmentResponse(attachment);
+    } catch (error) {
+      if (file) await this.removeFiles([file.key]);
+      throw error;
+    }
+  }
+
+  async remove(taskId: string, attachmentId: string, userId: string): Promise<void> {
+    await this.access.requireTaskAccess(taskId, userId, { manage: true });
+    const [rows] = await this.dataSource.query<[{ file_key: string }[], number]>(
+      `DELETE FROM task_attachments WHERE id = $1 AND task_id = $2 RETURNING file_key`,
+      [attachmentId, taskId],
+    );
+    if (rows.length === 0) throw AppError.notFound('Attachment');
+    await this.removeFiles([rows[0].file_key]);
+  }
+
+  /** Once the rows are gone: a failure leaves orphan files behind (logged), never a failed request. */
+  async removeFiles(keys: string[]): Promise<void> {
+    try {
+      await this.storage.remove(keys);
+    } catch (error) {
+      this.logger.error({ err: error, keys }, 'Could not remove task attachment files');
+    }
+  }
+}

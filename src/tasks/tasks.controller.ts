@@ -1,0 +1,214 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  ParseUUIDPipe,
+  Patch,
+  Post,
+  UploadedFile,
+  UseInterceptors,
+} from '@nestjs/common';
+import { FileInterceptor } from '@nestjs/platform-express';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiBody,
+  ApiConsumes,
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiPayloadTooLargeResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { ParseDraftDto } from '../ai/dto/parse-text.dto';
+import { DraftParseResultResponse } from '../ai/dto/parse-result.response';
+import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { ErrorResponse } from '../common/errors/error.response';
+import { UploadedFileInfo } from '../files/multer-storage.engine';
+import { PublishTaskDto, UpdateTaskDto, UpdateTaskStateDto } from './dto/task-write.dto';
+import {
+  DraftMarkdownResponse,
+  MyTaskSummaryResponse,
+  TaskAttachmentResponse,
+  TaskDetailResponse,
+  TaskUserStateResponse,
+} from './dto/task.response';
+import { TaskAttachmentsService } from './task-attachments.service';
+import { TaskDraftsService } from './task-drafts.service';
+import { TaskReader } from './task-reader.service';
+import { TasksService } from './tasks.service';
+
+const TASK_ID = new ParseUUIDPipe();
+const MANAGERS_ONLY = 'Not a member of the class, or a MEMBER where OWNER/ADMIN is required';
+const NOT_VISIBLE = 'Task does not exist, was deleted, or is not visible to a MEMBER (draft, not started)';
+
+@ApiTags('tasks')
+@ApiBearerAuth()
+@ApiUnauthorizedResponse({ type: ErrorResponse, description: 'Missing or invalid token' })
+@Controller('tasks')
+export class TasksController {
+  constructor(
+    private readonly tasks: TasksService,
+    private readonly reader: TaskReader,
+    private readonly attachments: TaskAttachmentsService,
+    private readonly drafts: TaskDraftsService,
+  ) {}
+
+  // Before ':taskId', so "mine" is not read as an id.
+  @Get('mine')
+  @ApiOperation({
+    summary: 'Tasks visible to the caller across all their classes',
+    description: 'Nearest deadline first, tasks without deadline last.',
+  })
+  @ApiOkResponse({ type: [MyTaskSummaryResponse] })
+  mine(@CurrentUser() user: AuthUser): Promise<MyTaskSummaryResponse[]> {
+    return this.reader.listMine(user.id);
+  }
+
+  @Get(':taskId')
+  @ApiOperation({ summary: 'Task detail; stats for OWNER/ADMIN only; records no view' })
+  @ApiOkResponse({ type: TaskDetailResponse })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: 'Not a member of the class' })
+  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
+  get(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<TaskDetailResponse> {
+    return this.reader.get(taskId, user.id);
+  }
+
+  @Patch(':taskId')
+  @ApiOperation({ summary: 'Change a draft or a published task (OWNER/ADMIN)' })
+  @ApiOkResponse({ type: TaskDetailResponse })
+  @ApiBadRequestResponse({ type: ErrorResponse, description: 'Invalid body, dueAt before startAt, invalid blockedBy' })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
+  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
+  update(
+    @Param('taskId', TASK_ID) taskId: string,
+    @Body() body: UpdateTaskDto,
+    @CurrentUser() user: AuthUser,
+  ): Promise<TaskDetailResponse> {
+    return this.tasks.update(taskId, user.id, body);
+  }
+
+  @Post(':taskId/publish')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    summary: 'Publish a draft, applying the optional PATCH fields first (OWNER/ADMIN)',
+    description: 'Publishing a published task publishes nothing again. Clears the cached Markdown draft.',
+  })
+  @ApiOkResponse({ type: TaskDetailResponse })
+  @ApiBadRequestResponse({ type: ErrorResponse, description: 'Empty title or invalid fields' })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
+  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
+  publish(
+    @Param('taskId', TASK_ID) taskId: string,
+    @Body() body: PublishTaskDto,
+    @CurrentUser() user: AuthUser,
+  ): Promise<TaskDetailResponse> {
+    return this.tasks.update(taskId, user.id, body, true);
+  }
+
+  @Delete(':taskId')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({
+    summary: 'Delete a task (OWNER/ADMIN)',
+    description: 'Hard delete without submissions; with submissions the record stays, body and attachments cleared.',
+  })
+  @ApiNoContentResponse()
+  @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
+  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
+  remove(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<void> {
+    return this.tasks.remove(taskId, user.id);
+  }
+
+  @Post(':taskId/view')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({ summary: 'Mark the task viewed by the caller; only the first call sets viewedAt' })
+  @ApiNoContentResponse()
+  @ApiForbiddenResponse({ type: ErrorResponse, description: 'Not a member of the class' })
+  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
+  view(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<void> {
+    return this.tasks.view(taskId, user.id);
+  }
+
+  @Patch(':taskId/state')
+  @ApiOperation({ summary: "Set the caller's tags and sort order of the task" })
+  @ApiOkResponse({ type: TaskUserStateResponse })
+  @ApiBadRequestResponse({ type: ErrorResponse, description: 'More than 20 tags, a tag of 0 or over 32 characters, duplicates' })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: 'Not a member of the class' })
+  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
+  updateState(
+    @Param('taskId', TASK_ID) taskId: string,
+    @Body() body: UpdateTaskStateDto,
+    @CurrentUser() user: AuthUser,
+  ): Promise<TaskUserStateResponse> {
+    return this.tasks.updateState(taskId, user.id, body);
+  }
+
+  @Post(':taskId/attachments')
+  @UseInterceptors(FileInterceptor('file'))
+  @ApiOperation({ summary: 'Attach a file to the task (OWNER/ADMIN)' })
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({
+    schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } },
+  })
+  @ApiCreatedResponse({ type: TaskAttachmentResponse })
+  @ApiBadRequestResponse({ type: ErrorResponse, description: 'No file part, file name too long, too many attachments' })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
+  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
+  @ApiPayloadTooLargeResponse({ type: ErrorResponse, description: 'File larger than UPLOAD_MAX_BYTES' })
+  addAttachment(
+    @Param('taskId', TASK_ID) taskId: string,
+    @UploadedFile() file: UploadedFileInfo | undefined,
+    @CurrentUser() user: AuthUser,
+  ): Promise<TaskAttachmentResponse> {
+    return this.attachments.add(taskId, user.id, file);
+  }
+
+  @Delete(':taskId/attachments/:attachmentId')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({ summary: 'Remove an attachment and its file (OWNER/ADMIN)' })
+  @ApiNoContentResponse()
+  @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
+  @ApiNotFoundResponse({ type: ErrorResponse, description: 'Task or attachment does not exist' })
+  removeAttachment(
+    @Param('taskId', TASK_ID) taskId: string,
+    @Param('attachmentId', new ParseUUIDPipe()) attachmentId: string,
+    @CurrentUser() user: AuthUser,
+  ): Promise<void> {
+    return this.attachments.remove(taskId, attachmentId, user.id);
+  }
+
+  @Post(':taskId/parse')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    summary: 'Parse a draft with its text attachments and fill it from the result (OWNER/ADMIN)',
+    description: 'Uses text, else the stored sourceText. Caches the Markdown for 3 days. A model failure answers 200 with null fields.',
+  })
+  @ApiOkResponse({ type: DraftParseResultResponse })
+  @ApiBadRequestResponse({ type: ErrorResponse, description: 'Task is published, or neither text nor sourceText' })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
+  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
+  parse(
+    @Param('taskId', TASK_ID) taskId: string,
+    @Body() body: ParseDraftDto,
+    @CurrentUser() user: AuthUser,
+  ): Promise<DraftParseResultResponse> {
+    return this.drafts.parse(taskId, user, body);
+  }
+
+  @Get(':taskId/draft-markdown')
+  @ApiOperation({ summary: 'The cached Markdown draft of the last parse, null when none or expired (OWNER/ADMIN)' })
+  @ApiOkResponse({ type: DraftMarkdownResponse })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
+  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
+  draftMarkdown(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<DraftMarkdownResponse> {
+    return this.drafts.draftMarkdown(taskId, user.id);
+  }
+}

@@ -1,0 +1,70 @@
+import { MANAGER_ROLES } from '../classes/entities/class-member.entity';
+import { iso } from '../common/utils/time';
+import { AttachmentRow, toAttachmentResponse } from '../files/attachment.response';
+import {
+  MyTaskSummaryResponse,
+  TaskDetailResponse,
+  TaskSummaryResponse,
+  TaskUserStateResponse,
+} from './dto/task.response';
+import { TaskRow } from './tasks.sql';
+
+export interface UserStateRow {
+  viewed_at: Date | null;
+  tags: string[] | null;
+  sort_order: number | null;
+  submitted_at: Date | null;
+}
+
+export function toUserStateResponse(row: UserStateRow): TaskUserStateResponse {
+  return {
+    viewedAt: iso(row.viewed_at),
+    tags: row.tags ?? [],
+    sortOrder: row.sort_order,
+    submittedAt: iso(row.submitted_at),
+  };
+}
+
+/** Null until the caller has viewed, tagged, sorted or submitted (CONTRACT §2 TaskUserState). */
+function userStateOf(row: UserStateRow): TaskUserStateResponse | null {
+  const untouched = !row.viewed_at && !row.tags?.length && row.sort_order === null && !row.submitted_at;
+  return untouched ? null : toUserStateResponse(row);
+}
+
+export function toSummaryResponse(row: TaskRow): TaskSummaryResponse {
+  return {
+    id: row.id,
+    classId: row.class_id,
+    className: row.class_name,
+    title: row.title,
+    startAt: iso(row.start_at),
+    dueAt: iso(row.due_at),
+    allowLateSubmission: row.allow_late_submission,
+    blockedBy: row.blocked_by,
+    createdBy: row.created_by,
+    createdAt: iso(row.created_at)!,
+    updatedAt: iso(row.updated_at)!,
+    submittedCount: row.submitted_count,
+    memberCount: row.member_count,
+    userState: userStateOf(row),
+    isPublished: row.is_published,
+    publishedAt: iso(row.published_at),
+    sourceText: row.source_text,
+    isLocked: row.is_locked,
+  };
+}
+
+export function toMySummaryResponse(row: TaskRow): MyTaskSummaryResponse {
+  return { ...toSummaryResponse(row), classColor: row.class_color };
+}
+
+export function toDetailResponse(row: TaskRow, attachments: AttachmentRow[]): TaskDetailResponse {
+  return {
+    ...toSummaryResponse(row),
+    description: row.description,
+    attachments: attachments.map(toAttachmentResponse),
+    stats: MANAGER_ROLES.includes(row.role)
+      ? { memberCount: row.member_count, viewedCount: row.viewed_count ?? 0, submittedCount: row.submitted_count }
+      : null,
+  };
+}

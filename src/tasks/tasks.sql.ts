@@ -1,0 +1,97 @@
+import { taskLockedSql } from '../access/task-rules.sql';
+import { ClassRole } from '../classes/entities/class-member.entity';
+
+/** One task as the summary query answers it, with the caller's role, state and the counts. */
+export interface TaskRow {
+  id: string;
+  class_id: string;
+  class_name: string;
+  class_color: string;
+  title: string;
+  /** Selected only for a detail; null in lists. */
+  description: string | null;
+  source_text: string | null;
+  start_at: Date | null;
+  due_at: Date | null;
+  allow_late_submission: boolean;
+  blocked_by: string[];
+  created_by: string | null;
+  is_published: boolean;
+  published_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  role: ClassRole;
+  member_count: number;
+  submitted_count: number;
+  /** Counted only for a detail; null in lists. */
+  viewed_count: number | null;
+  viewed_at: Date | null;
+  tags: string[] | null;
+  sort_order: number | null;
+  submitted_at: Date | null;
+  is_locked: boolean;
+}
+
+export interface SummaryScope {
+  /** Condition on `t` (tasks) and `m` (the caller's membership); `$1` is the caller's id. */
+  where: string;
+  /** Ordering over a tasks alias. */
+  order: (alias: string) => string;
+  limit: number;
+  /** Adds description and viewed count (one task). */
+  detail: boolean;
+}
+
+export const BY_DUE_TIME = (a: string): string => `${a}.due_at ASC NULLS LAST, ${a}.created_at, ${a}.id`;
+export const NEWEST_FIRST = (a: string): string => `${a}.created_at DESC, ${a}.id DESC`;
+
+/**
+ * Tasks with everything a summary shows, in ONE statement whatever the number of tasks and members: counts
+ * are aggregated once per query (not per task) and the caller's state, submission and lock are joined.
+ * Only classes the caller belongs to; never deleted tasks. Members and submissions count while the user is
+ * still a member of the class.
+ */
+export function taskSummariesSql(scope: SummaryScope): string {
+  return `
+    WITH scoped AS (
+      SELECT t.id, t.class_id, t.title, ${scope.detail ? 't.description' : 'NULL::text AS description'},
+             t.source_text, t.start_at, t.due_at, t.allow_late_submission, t.blocked_by, t.created_by,
+             t.is_published, t.published_at, t.created_at, t.updated_at, m.role
+        FROM tasks t
+        JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $1
+       WHERE t.deleted_at IS NULL AND ${scope.where}
+       ORDER BY ${scope.order('t')}
+       LIMIT ${scope.limit}
+    ),
+    member_counts AS (
+      SELECT cm.class_id, count(*)::int AS n
+        FROM class_members cm
+       WHERE cm.class_id IN (SELECT class_id FROM scoped)
+       GROUP BY cm.class_id
+    ),
+    submitted_counts AS (
+      SELECT s.task_id, count(*)::int AS n
+        FROM scoped st
+        JOIN submissions s ON s.task_id = st.id
+        JOIN class_members cm ON cm.class_id = st.class_id AND cm.user_id = s.user_id
+       GROUP BY s.task_id
+    )
+    SELECT st.*, c.name AS class_name, c.color AS class_color,
+           COALESCE(mc.n, 0) AS member_count, COALESCE(sc.n, 0) AS submitted_count,
+           ${
+             scope.detail
+               ? `(SELECT count(*)::int FROM task_user_states v
+                     JOIN class_members vm ON vm.class_id = st.class_id AND vm.user_id = v.user_id
+                    WHERE v.task_id = st.id AND v.viewed_at IS NOT NULL)`
+               : 'NULL::int'
+           } AS viewed_count,
+           us.viewed_at, us.tags, us.sort_order, ms.first_submitted_at AS submitted_at,
+           ${taskLockedSql('st', 'st.role', '$1')} AS is_locked
+      FROM scoped st
+      JOIN classes c ON c.id = st.class_id
+      LEFT JOIN member_counts mc ON mc.class_id = st.class_id
+      LEFT JOIN submitted_counts sc ON sc.task_id = st.id
+      LEFT JOIN task_user_states us ON us.task_id = st.id AND us.user_id = $1
+      LEFT JOIN submissions ms ON ms.task_id = st.id AND ms.user_id = $1
+     ORDER BY ${scope.order('st')}`;
+}
