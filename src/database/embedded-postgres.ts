@@ -430,6 +430,10 @@ async function launch(
   return { port: connection.port, url, stop };
 }
 
+/** Refusals while starting or stopping, and our own shutdown ending sessions: normal, not worth a warning. */
+const EXPECTED_FATAL =
+  /the database system is (starting up|shutting down)|terminating connection due to administrator command/;
+
 /** Forwards server output to the log (debug; FATAL and PANIC as warnings) and keeps the tail for errors. */
 function collectOutput(child: ChildProcess, logger: LoggerService | undefined): string[] {
   const tail: string[] = [];
@@ -438,7 +442,7 @@ function collectOutput(child: ChildProcess, logger: LoggerService | undefined): 
       if (!line.trim()) continue;
       tail.push(line);
       if (tail.length > OUTPUT_TAIL_LINES) tail.shift();
-      if (/\b(FATAL|PANIC):/.test(line)) logger?.warn(line, 'EmbeddedPostgres');
+      if (/\b(FATAL|PANIC):/.test(line) && !EXPECTED_FATAL.test(line)) logger?.warn(line, 'EmbeddedPostgres');
       else logger?.debug?.(line, 'EmbeddedPostgres');
     }
   };
