@@ -1,4 +1,43 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
+import { MailModule } from '../mail/mail.module';
+import { EmailChannel } from './channels/email.channel';
+import { MessengerChannel } from './channels/messenger.channel';
+import { NOTIFICATION_CHANNELS, NotificationChannel } from './channels/notification-channel';
+import { WebhookChannel } from './channels/webhook.channel';
+import { DeliveryOutbox } from './delivery/delivery-outbox';
+import { DeliveryWorker } from './delivery/delivery-worker';
+import { NotificationDispatcher } from './delivery/notification-dispatcher';
+import { NotificationJobs } from './notification-jobs';
+import { NotificationPrefsService } from './notification-prefs.service';
+import { NotificationPrefsController, NotificationsController } from './notifications.controller';
+import { NotificationsService } from './notifications.service';
+import { NotificationProducer } from './production/notification-producer';
 
-@Module({})
+/**
+ * Global so that the mail module can queue account e-mails on the outbox (`DeliveryOutbox`) while this
+ * module sends e-mail through the mail module's SMTP sender.
+ */
+@Global()
+@Module({
+  imports: [MailModule],
+  controllers: [NotificationsController, NotificationPrefsController],
+  providers: [
+    NotificationsService,
+    NotificationPrefsService,
+    NotificationProducer,
+    NotificationDispatcher,
+    DeliveryOutbox,
+    DeliveryWorker,
+    NotificationJobs,
+    EmailChannel,
+    WebhookChannel,
+    MessengerChannel,
+    {
+      provide: NOTIFICATION_CHANNELS,
+      inject: [EmailChannel, WebhookChannel, MessengerChannel],
+      useFactory: (...channels: NotificationChannel[]) => channels,
+    },
+  ],
+  exports: [DeliveryOutbox],
+})
 export class NotificationsModule {}

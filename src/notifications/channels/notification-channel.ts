@@ -1,0 +1,47 @@
+import { NotificationChannelName } from '../entities/notification-pref.entity';
+import { NotificationType } from '../entities/notification.entity';
+
+/** The event a notification delivery is about; the WEBHOOK body is built from it. */
+export interface DeliveryEvent {
+  id: string;
+  type: NotificationType;
+  createdAt: Date;
+  taskId: string;
+  taskTitle: string;
+  classId: string;
+  className: string;
+  startAt: Date | null;
+  dueAt: Date | null;
+}
+
+/** One claimed delivery, with everything a channel needs to send it. */
+export interface DeliveryJob {
+  id: string;
+  channel: NotificationChannelName;
+  address: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  subject: string;
+  text: string;
+  html: string | null;
+  /** null for account e-mails, which are not about an event. */
+  event: DeliveryEvent | null;
+  /** Signing secret of the recipient's WEBHOOK preference. */
+  secret: string | null;
+}
+
+/** A failure that another attempt cannot fix (e.g. the channel is not configured): no retry. */
+export class PermanentDeliveryError extends Error {}
+
+/**
+ * One delivery channel. `send` resolves when the message was accepted and throws otherwise; it must give up
+ * by itself within a bounded time.
+ */
+export interface NotificationChannel {
+  readonly name: NotificationChannelName;
+  /** Deliveries of this channel sent at the same time by one instance. */
+  readonly concurrency: number;
+  send(job: DeliveryJob): Promise<void>;
+}
+
+export const NOTIFICATION_CHANNELS = Symbol('NOTIFICATION_CHANNELS');

@@ -1,0 +1,81 @@
+import { request as httpRequest, RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { LookupFunction } from 'node:net';
+import { Injectable } from '@nestjs/common';
+import { Webhook } from 'standardwebhooks';
+import { iso } from '../../common/utils/time';
+import { AppConfig } from '../../config/config';
+import { InjectConfig } from '../../config/config.module';
+import { NotificationChannelName } from '../entities/notification-pref.entity';
+import { DeliveryJob, NotificationChannel, PermanentDeliveryError } from './notification-channel';
+import { VettedAddress, vetWebhookHost } from './webhook-target';
+
+/**
+ * POSTs the event as JSON, signed per Standard Webhooks with the preference's secret. The delivery id is the
+ * `webhook-id`, the same on every retry. Redirects are not followed; only 2xx counts as delivered.
+ */
+@Injectable()
+export class WebhookChannel implements NotificationChannel {
+  readonly name = NotificationChannelName.WEBHOOK;
+  readonly concurrency = 20;
+
+  constructor(@InjectConfig() private readonly config: AppConfig) {}
+
+  async send(job: DeliveryJob): Promise<void> {
+    if (!job.event || !job.secret) throw new PermanentDeliveryError('webhook delivery without event or secret');
+    const { event } = job;
+    const body = JSON.stringify({
+      id: event.id,
+      type: event.type,
+      createdAt: iso(event.createdAt),
+      data: {
+        taskId: event.taskId,
+        taskTitle: event.taskTitle,
+        classId: event.classId,
+        className: event.className,
+        startAt: iso(event.startAt),
+        dueAt: iso(event.dueAt),
+      },
+    });
+    const timestamp = new Date();
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'classroom-task-service-webhooks',
+      'webhook-id': job.id,
+      'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+      'webhook-signature': new Webhook(job.secret).sign(job.id, timestamp, body),
+    };
+    const url = new URL(job.address);
+    const target = await vetWebhookHost(url, this.config.webhook.allowPrivate);
+    const status = await post(url, target, headers, body, this.config.webhook.timeoutMs);
+    if (status >= 300 && status < 400) throw new Error(`redirect not followed (HTTP ${status})`);
+    if (status < 200 || status >= 300) throw new Error(`HTTP ${status}`);
+  }
+}
+
+/** A POST that connects to the vetted address only, gives up after `timeoutMs`, and answers the status. */
+function post(url: URL, target: VettedAddress, headers: Record<string, string>, body: string, timeoutMs: number) {
+  const pinned: LookupFunction = (_hostname, options, callback) => {
+    if (options.all) callback(null, [target]);
+    else callback(null, target.address, target.family);
+  };
+  const options: RequestOptions = {
+    method: 'POST',
+    headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+    lookup: pinned,
+    signal: AbortSignal.timeout(timeoutMs),
+  };
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<number>((resolve, reject) => {
+    const fail = (error: Error) =>
+      reject(error.name === 'AbortError' ? new Error(`timed out after ${timeoutMs} ms`) : error);
+    const req = send(url, options, (res) => {
+      // The body is not needed; reading it to the end frees the socket.
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+    req.end(body);
+  });
+}

@@ -1,0 +1,95 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  isEmail,
+  IsEnum,
+  IsOptional,
+  IsString,
+  isURL,
+  registerDecorator,
+  ValidationArguments,
+} from 'class-validator';
+import { NotificationChannelName } from '../entities/notification-pref.entity';
+
+const ADDRESS_RULES: Record<NotificationChannelName, { test: (address: string) => boolean; expected: string }> = {
+  [NotificationChannelName.EMAIL]: {
+    test: (address) => address.length <= 320 && isEmail(address),
+    expected: 'an e-mail address',
+  },
+  [NotificationChannelName.WEBHOOK]: {
+    test: (address) =>
+      address.length <= 2048 &&
+      isURL(address, { protocols: ['http', 'https'], require_protocol: true, require_tld: false }),
+    expected: 'an http(s) URL',
+  },
+  [NotificationChannelName.MESSENGER]: {
+    test: (address) => /^(-?\d{1,20}|@[A-Za-z0-9_]{1,64})$/.test(address),
+    expected: 'a chat id (digits, optionally negative, or @name)',
+  },
+};
+
+/** `address` must suit the `channel` of the same body. */
+function IsChannelAddress(): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isChannelAddress',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      validator: {
+        validate: (value: unknown, args: ValidationArguments) => {
+          const rule = ADDRESS_RULES[(args.object as UpsertNotificationPrefDto).channel];
+          return typeof value === 'string' && rule !== undefined && rule.test(value);
+        },
+        defaultMessage: (args: ValidationArguments) => {
+          const rule = ADDRESS_RULES[(args.object as UpsertNotificationPrefDto).channel];
+          return `address must be ${rule?.expected ?? 'valid for the channel'}`;
+        },
+      },
+    });
+}
+
+/** Body of PUT /users/me/notification-prefs: upsert of the caller's preference for one channel. */
+export class UpsertNotificationPrefDto {
+  @ApiProperty({ enum: NotificationChannelName, enumName: 'NotificationChannel' })
+  @IsEnum(NotificationChannelName)
+  channel: NotificationChannelName;
+
+  @ApiProperty({
+    description: 'EMAIL: e-mail address; WEBHOOK: http(s) URL; MESSENGER: Telegram chat id (`-?digits` or `@name`)',
+    example: 'ada@example.com',
+  })
+  // E-mail addresses are stored trimmed and lower-cased, like everywhere in the service.
+  @Transform(({ value, obj }: { value: unknown; obj: { channel?: unknown } }) =>
+    typeof value !== 'string' ? value : obj.channel === NotificationChannelName.EMAIL ? value.trim().toLowerCase() : value.trim(),
+  )
+  @IsString()
+  @IsChannelAddress()
+  address: string;
+
+  @ApiPropertyOptional({ default: true, description: 'false pauses the channel without deleting the record' })
+  @IsOptional()
+  @IsBoolean()
+  isEnabled: boolean = true;
+}
+
+/** CONTRACT §2 NotificationPref. */
+export class NotificationPrefDto {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ enum: NotificationChannelName, enumName: 'NotificationChannel' })
+  channel: NotificationChannelName;
+
+  @ApiProperty()
+  address: string;
+
+  @ApiProperty()
+  isEnabled: boolean;
+
+  @ApiPropertyOptional({
+    description: 'WEBHOOK only: `whsec_` + base64 key that signs deliveries (Standard Webhooks); shown only to its owner',
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  })
+  secret?: string;
+}

@@ -1,0 +1,61 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { NotificationChannelName } from './notification-pref.entity';
+
+export enum DeliveryStatus {
+  PENDING = 'PENDING',
+  SENT = 'SENT',
+  FAILED = 'FAILED',
+}
+
+/** A mail that carries its own content (account e-mails) instead of a notification's. */
+export interface MailPayload {
+  subject: string;
+  text: string;
+  html: string | null;
+}
+
+/** The outbox: one send of one notification (or account mail) over one channel, retried until done. */
+@Entity('notification_deliveries')
+export class NotificationDelivery {
+  /** Also the `webhook-id`: the same on every retry, so receivers can deduplicate. */
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'uuid', nullable: true })
+  notificationId: string | null;
+
+  @Column({ type: 'varchar' })
+  channel: NotificationChannelName;
+
+  @Column({ type: 'varchar' })
+  address: string;
+
+  @Column({ type: 'jsonb', nullable: true })
+  payload: MailPayload | null;
+
+  @Column({ type: 'varchar', default: DeliveryStatus.PENDING })
+  status: DeliveryStatus;
+
+  /** Claims so far; the claim that made the current attempt carries this number. */
+  @Column({ type: 'integer', default: 0 })
+  attempts: number;
+
+  @Column({ type: 'timestamptz' })
+  nextAttemptAt: Date;
+
+  /** Lease of the worker holding the claim; a crashed worker's claim is retaken once it has passed. */
+  @Column({ type: 'timestamptz', nullable: true })
+  lockedUntil: Date | null;
+
+  @Column({ type: 'text', nullable: true })
+  lastError: string | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  sentAt: Date | null;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz' })
+  updatedAt: Date;
+}

@@ -1,0 +1,36 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+export enum NotificationChannelName {
+  EMAIL = 'EMAIL',
+  WEBHOOK = 'WEBHOOK',
+  MESSENGER = 'MESSENGER',
+}
+
+/** One per (user, channel). */
+@Entity('notification_prefs')
+export class NotificationPref {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'uuid' })
+  userId: string;
+
+  @Column({ type: 'varchar' })
+  channel: NotificationChannelName;
+
+  @Column({ type: 'varchar' })
+  address: string;
+
+  @Column({ type: 'boolean', default: true })
+  isEnabled: boolean;
+
+  /** Signing secret of a WEBHOOK preference (`whsec_…`); null for the other channels. */
+  @Column({ type: 'varchar', nullable: true })
+  secret: string | null;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz' })
+  updatedAt: Date;
+}

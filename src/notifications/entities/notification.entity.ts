@@ -1,0 +1,62 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+
+export enum NotificationType {
+  TASK_PUBLISHED = 'TASK_PUBLISHED',
+  TASK_DUE_REMINDER = 'TASK_DUE_REMINDER',
+}
+
+/** PENDING until the dispatcher has routed it to the recipient's channels; only SENT ones are in the inbox. */
+export enum NotificationStatus {
+  PENDING = 'PENDING',
+  SENT = 'SENT',
+}
+
+/** One recipient's copy of an event, with the task and class names and texts as they were when produced. */
+@Entity('notifications')
+export class Notification {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'uuid' })
+  userId: string;
+
+  @Column({ type: 'varchar' })
+  type: NotificationType;
+
+  @Column({ type: 'uuid' })
+  taskId: string;
+
+  @Column({ type: 'uuid' })
+  classId: string;
+
+  @Column({ type: 'varchar' })
+  taskTitle: string;
+
+  @Column({ type: 'varchar' })
+  className: string;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  startAt: Date | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  dueAt: Date | null;
+
+  /** The reminder offset (hours before dueAt); null for TASK_PUBLISHED. */
+  @Column({ type: 'double precision', nullable: true })
+  hoursBefore: number | null;
+
+  @Column({ type: 'text' })
+  title: string;
+
+  @Column({ type: 'text' })
+  content: string;
+
+  @Column({ type: 'varchar', default: NotificationStatus.PENDING })
+  status: NotificationStatus;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  readAt: Date | null;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+}

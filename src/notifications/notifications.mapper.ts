@@ -1,0 +1,34 @@
+import { iso } from '../common/utils/time';
+import { NotificationPrefDto } from './dto/notification-pref.dto';
+import { NotificationDto } from './dto/notification.response';
+import { NotificationChannelName, NotificationPref } from './entities/notification-pref.entity';
+import { Notification } from './entities/notification.entity';
+
+export type InboxRow = Pick<
+  Notification,
+  'id' | 'type' | 'taskId' | 'classId' | 'taskTitle' | 'className' | 'title' | 'content' | 'readAt' | 'createdAt'
+>;
+
+export function toNotificationDto(row: InboxRow): NotificationDto {
+  return {
+    id: row.id,
+    type: row.type,
+    taskId: row.taskId,
+    classId: row.classId,
+    taskTitle: row.taskTitle,
+    className: row.className,
+    title: row.title,
+    content: row.content,
+    readAt: iso(row.readAt),
+    createdAt: iso(row.createdAt)!,
+  };
+}
+
+export type PrefRow = Pick<NotificationPref, 'id' | 'channel' | 'address' | 'isEnabled' | 'secret'>;
+
+/** The secret belongs to WEBHOOK preferences only; the other channels have none to show. */
+export function toNotificationPrefDto(row: PrefRow): NotificationPrefDto {
+  const pref: NotificationPrefDto = { id: row.id, channel: row.channel, address: row.address, isEnabled: row.isEnabled };
+  if (row.channel === NotificationChannelName.WEBHOOK) pref.secret = row.secret!;
+  return pref;
+}

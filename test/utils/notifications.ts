@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { createTestDatabase, dropTestDatabase, withDatabase } from './database';
+import { TestApp } from './test-app';
+import { TestUser } from './users';
+
+/** Polls `probe` until it answers something truthy, and returns that; fails after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | null | undefined | false>,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Environment of a test app whose notification jobs run fast. */
+export const FAST_NOTIFICATIONS: Record<string, string> = {
+  SCHEDULER_CRON: '*/1 * * * * *',
+  DELIVERY_POLL_INTERVAL_MS: '100',
+  DELIVERY_RETRY_BASE_SECONDS: '0',
+};
+
+export interface SeededTask {
+  id: string;
+  title: string;
+}
+
+/**
+ * Inserts a task row directly, as the task endpoints store it: the notification jobs find their work by
+ * scanning the tasks table, whoever wrote it.
+ */
+export async function seedTask(
+  ctx: TestApp,
+  classId: string,
+  fields: { title?: string; startAt?: Date | null; dueAt?: Date | null; isPublished?: boolean } = {},
+): Promise<SeededTask> {
+  const title = fields.title ?? `Task ${randomBytes(3).toString('hex')}`;
+  const isPublished = fields.isPublished ?? true;
+  const [row] = await ctx.db.query(
+    `INSERT INTO tasks (class_id, title, start_at, due_at, is_published, published_at)
+     VALUES ($1, $2, $3, $4, $5, CASE WHEN $5 THEN now() END) RETURNING id`,
+    [classId, title, fields.startAt ?? null, fields.dueAt ?? null, isPublished],
+  );
+  return { id: row.id, title };
+}
+
+export async function seedSubmission(ctx: TestApp, taskId: string, user: { id: string }): Promise<void> {
+  await ctx.db.query(`INSERT INTO submissions (task_id, user_id, content) VALUES ($1, $2, 'done')`, [taskId, user.id]);
+}
+
+export interface NotificationRow {
+  id: string;
+  user_id: string;
+  type: string;
+  task_id: string;
+  status: string;
+  title: string;
+  content: string;
+  hours_before: number | null;
+  due_at: Date | null;
+}
+
+/** Every notification row of a task, whatever its status. */
+export function notificationsOfTask(ctx: TestApp, taskId: string): Promise<NotificationRow[]> {
+  return ctx.db.query(`SELECT * FROM notifications WHERE task_id = $1 ORDER BY created_at, id`, [taskId]);
+}
+
+export interface DeliveryRow {
+  id: string;
+  notification_id: string | null;
+  channel: string;
+  address: string;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+}
+
+/** Every delivery of the notifications of `user`, oldest first. */
+export function deliveriesOf(ctx: TestApp, user: { id: string }): Promise<DeliveryRow[]> {
+  return ctx.db.query(
+    `SELECT d.* FROM notification_deliveries d JOIN notifications n ON n.id = d.notification_id
+      WHERE n.user_id = $1 ORDER BY d.created_at, d.channel`,
+    [user.id],
+  );
+}
+
+/** The user's inbox (GET /users/me/notifications), asserting 200. */
+export async function inbox(ctx: TestApp, user: TestUser, query: Record<string, string | number | boolean> = {}) {
+  const res = await ctx.http.get('/users/me/notifications').query(query).set('Authorization', user.auth);
+  if (res.status !== 200) throw new Error(`inbox answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body as {
+    items: { id: string; type: string; taskId: string; title: string; content: string; readAt: string | null }[];
+    nextCursor: string | null;
+    unreadCount: number;
+  };
+}
+
+/** PUT /users/me/notification-prefs, asserting 200; answers the preference. */
+export async function setPref(
+  ctx: TestApp,
+  user: TestUser,
+  body: { channel: string; address: string; isEnabled?: boolean },
+): Promise<{ id: string; channel: string; address: string; isEnabled: boolean; secret?: string }> {
+  const res = await ctx.http.put('/users/me/notification-prefs').set('Authorization', user.auth).send(body);
+  if (res.status !== 200) throw new Error(`PUT notification-prefs answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** A migrated database of its own for several app instances (`createTestApp(env, {databaseUrl})`). */
+export async function createSharedDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const adminUrl = process.env.TEST_ADMIN_DATABASE_URL!;
+  const name = await createTestDatabase(adminUrl, process.env.TEST_TEMPLATE_DATABASE!);
+  return { url: withDatabase(adminUrl, name), drop: () => dropTestDatabase(adminUrl, name) };
+}
