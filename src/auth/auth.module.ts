@@ -1,10 +1,25 @@
 import { Module } from '@nestjs/common';
-import { PassportModule } from '@nestjs/passport';
 import { JwtModule } from '@nestjs/jwt';
+import { PassportModule } from '@nestjs/passport';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { getDataSourceToken } from '@nestjs/typeorm';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
-import { JWT_ALGORITHM } from './jwt.strategy';
-import { JwtStrategy } from './jwt.strategy';
+import { MailModule } from '../mail/mail.module';
+import { UsersModule } from '../users/users.module';
+import { AccountController } from './account.controller';
+import { AccountsCleanupService } from './accounts-cleanup.service';
+import { AuthController } from './auth.controller';
+import { AuthTokensService } from './auth-tokens.service';
+import { CaptchaService } from './captcha.service';
+import { CredentialsService } from './credentials.service';
+import { EmailChangeService } from './email-change.service';
+import { EmailQuotaService } from './email-quota.service';
+import { JWT_ALGORITHM, JwtStrategy } from './jwt.strategy';
+import { PasswordHasher } from './password-hasher';
+import { RegistrationService } from './registration.service';
+import { SessionService } from './session.service';
+import { AccountThrottlerGuard, throttlerOptions } from './throttling/auth-throttle';
 
 @Module({
   imports: [
@@ -18,7 +33,24 @@ import { JwtStrategy } from './jwt.strategy';
         verifyOptions: { algorithms: [JWT_ALGORITHM] },
       }),
     }),
+    // Applied per route (AccountThrottlerGuard), never globally; counters live in PostgreSQL.
+    ThrottlerModule.forRootAsync({ inject: [getDataSourceToken()], useFactory: throttlerOptions }),
+    UsersModule,
+    MailModule,
   ],
-  providers: [JwtStrategy],
+  controllers: [AuthController, AccountController],
+  providers: [
+    JwtStrategy,
+    PasswordHasher,
+    AuthTokensService,
+    EmailQuotaService,
+    CaptchaService,
+    SessionService,
+    RegistrationService,
+    CredentialsService,
+    EmailChangeService,
+    AccountThrottlerGuard,
+    AccountsCleanupService,
+  ],
 })
 export class AuthModule {}

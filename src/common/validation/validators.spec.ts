@@ -1,4 +1,4 @@
-import { isIanaTimezone, isIsoTimestamp } from './validators';
+import { canonicalTimezone, isIanaTimezone, isIsoTimestamp, isPassword } from './validators';
 
 describe('validators', () => {
   it.each([
@@ -21,5 +21,28 @@ describe('validators', () => {
     ['', false],
   ])('isIanaTimezone(%s) = %s', (value, expected) => {
     expect(isIanaTimezone(value)).toBe(expected);
+  });
+});
+
+describe('password and time zone helpers', () => {
+  it.each([
+    ['12345678', true],
+    ['1234567', false],
+    ['密码密码密码密码', true],
+    ['密码密码密码', false],
+    ['a'.repeat(72), true],
+    ['a'.repeat(73), false],
+    ['é'.repeat(36), true],
+    ['é'.repeat(37), false],
+    [12345678, false],
+  ])('isPassword(%s) = %s', (value, expected) => {
+    expect(isPassword(value)).toBe(expected);
+  });
+
+  it('canonicalizes IANA zone names and leaves anything else alone', () => {
+    expect(canonicalTimezone('asia/shanghai')).toBe('Asia/Shanghai');
+    expect(canonicalTimezone('UTC')).toBe('UTC');
+    expect(canonicalTimezone('Mars/Olympus')).toBe('Mars/Olympus');
+    expect(canonicalTimezone(5)).toBe(5);
   });
 });

@@ -37,3 +37,29 @@ export const IsIsoTimestamp = simpleDecorator(
 );
 
 export const IsIanaTimezone = simpleDecorator('isIanaTimezone', isIanaTimezone, 'must be an IANA time zone identifier');
+
+/** bcrypt reads only the first 72 bytes of a password. */
+export const PASSWORD_MAX_BYTES = 72;
+export const PASSWORD_MIN_CHARACTERS = 8;
+
+/** At least 8 characters (SPEC) and at most 72 UTF-8 bytes (CONTRACT: bcrypt's limit). */
+export function isPassword(value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    [...value].length >= PASSWORD_MIN_CHARACTERS &&
+    Buffer.byteLength(value, 'utf8') <= PASSWORD_MAX_BYTES
+  );
+}
+
+export const IsPassword = simpleDecorator(
+  'isPassword',
+  isPassword,
+  `must be at least ${PASSWORD_MIN_CHARACTERS} characters and at most ${PASSWORD_MAX_BYTES} bytes long`,
+);
+
+/** The canonical spelling of a valid IANA zone (`asia/shanghai` → `Asia/Shanghai`); other values unchanged. */
+export function canonicalTimezone(value: unknown): unknown {
+  return isIanaTimezone(value)
+    ? new Intl.DateTimeFormat('en-US', { timeZone: value }).resolvedOptions().timeZone
+    : value;
+}

@@ -1,0 +1,104 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { AppError, ErrorCode } from '../common/errors/app-error';
+import { AccountMailService } from '../mail/account-mail.service';
+import { UsersService } from '../users/users.service';
+import { AuthTokensService, invalidToken } from './auth-tokens.service';
+import { AuthResponseDto, MessageDto, VerifyTokenResponseDto } from './dto/responses.dto';
+import { EmailQuotaService } from './email-quota.service';
+import { TokenPurpose } from './entities/auth-token.entity';
+import { PasswordHasher } from './password-hasher';
+import { SessionService } from './session.service';
+
+const invalidCredentials = (message = 'E-mail or password is incorrect'): AppError =>
+  new AppError(ErrorCode.INVALID_CREDENTIALS, message);
+
+const deactivated = (): AppError =>
+  new AppError(ErrorCode.ACCOUNT_DEACTIVATED, 'This account is deactivated');
+
+/** Login, password reset and change, token checks. */
+@Injectable()
+export class CredentialsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: UsersService,
+    private readonly quota: EmailQuotaService,
+    private readonly tokens: AuthTokensService,
+    private readonly mail: AccountMailService,
+    private readonly hasher: PasswordHasher,
+    private readonly sessions: SessionService,
+  ) {}
+
+  /** Unknown e-mail and wrong password answer alike and take alike; deactivation is told only after the password. */
+  async login(email: string, password: string): Promise<AuthResponseDto> {
+    const credentials = await this.users.findCredentials({ email });
+    const matches = await this.hasher.verify(password, credentials?.passwordHash ?? null);
+    if (!credentials || !matches) throw invalidCredentials();
+    if (!credentials.isActive) throw deactivated();
+    return this.sessions.start(await this.users.findById(credentials.id));
+  }
+
+  async verifyToken(token: string, purpose: TokenPurpose): Promise<VerifyTokenResponseDto> {
+    const grant = await this.tokens.peek(token, purpose);
+    return grant ? { valid: true, email: grant.email } : { valid: false };
+  }
+
+  /**
+   * Same answer whether or not the address belongs to an account, and the address's mail quota is used
+   * either way, so neither the answer nor the limit tells which addresses are registered.
+   */
+  async forgotPassword(email: string): Promise<MessageDto> {
+    const token = await this.dataSource.transaction(async (manager) => {
+      await this.quota.reserve(manager, email, TokenPurpose.PASSWORD_RESET);
+      const [user]: { id: string }[] = await manager.query(
+        `SELECT id FROM users WHERE email = $1 AND is_active`,
+        [email],
+      );
+      return user ? this.tokens.issue(manager, TokenPurpose.PASSWORD_RESET, email, user.id) : null;
+    });
+    if (token) await this.mail.send(TokenPurpose.PASSWORD_RESET, email, token);
+    return { message: 'If an account uses this address, a password reset e-mail is on its way.' };
+  }
+
+  async resetPassword(token: string, password: string): Promise<AuthResponseDto> {
+    if (!(await this.tokens.peek(token, TokenPurpose.PASSWORD_RESET))) throw invalidToken();
+    const passwordHash = await this.hasher.hash(password);
+    const user = await this.dataSource.transaction(async (manager) => {
+      const { userId } = await this.tokens.consume(manager, token, TokenPurpose.PASSWORD_RESET);
+      if (!userId) throw invalidToken();
+      await this.replacePassword(manager, userId, passwordHash);
+      const updated = await this.users.findById(userId, manager);
+      // Deactivated after the mail was sent: refuse, and roll the reset back.
+      if (!updated.isActive) throw deactivated();
+      return updated;
+    });
+    return this.sessions.start(user);
+  }
+
+  async changePassword(
+    userId: string,
+    currentPassword: string,
+    newPassword: string,
+  ): Promise<AuthResponseDto> {
+    const credentials = await this.users.findCredentials({ id: userId });
+    if (!credentials || !(await this.hasher.verify(currentPassword, credentials.passwordHash))) {
+      throw invalidCredentials('Current password is incorrect');
+    }
+    const passwordHash = await this.hasher.hash(newPassword);
+    const user = await this.dataSource.transaction(async (manager) => {
+      await this.replacePassword(manager, userId, passwordHash);
+      return this.users.findById(userId, manager);
+    });
+    return this.sessions.start(user);
+  }
+
+  /** New hash; older login tokens and open reset links stop working. */
+  private async replacePassword(manager: EntityManager, userId: string, passwordHash: string): Promise<void> {
+    await manager.query(
+      `UPDATE users SET password_hash = $2, token_version = token_version + 1, updated_at = now() WHERE id = $1`,
+      [userId, passwordHash],
+    );
+    await this.tokens.retireOthers(manager, TokenPurpose.PASSWORD_RESET, { userId });
+  }
+}

@@ -1,0 +1,60 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AuthUser } from '../common/decorators/current-user.decorator';
+import { AppError } from '../common/errors/app-error';
+import { AccountMailService } from '../mail/account-mail.service';
+import { UserDto } from '../users/dto/user.dto';
+import { toUserDto } from '../users/users.mapper';
+import { UsersService } from '../users/users.service';
+import { AuthTokensService } from './auth-tokens.service';
+import { CaptchaService } from './captcha.service';
+import { MessageDto } from './dto/responses.dto';
+import { EmailQuotaService } from './email-quota.service';
+import { TokenPurpose } from './entities/auth-token.entity';
+
+/** Moving an account to a new address, proven by a token mailed to that address. */
+@Injectable()
+export class EmailChangeService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly captcha: CaptchaService,
+    private readonly users: UsersService,
+    private readonly quota: EmailQuotaService,
+    private readonly tokens: AuthTokensService,
+    private readonly mail: AccountMailService,
+  ) {}
+
+  async request(
+    user: AuthUser,
+    email: string,
+    captchaToken: string | undefined,
+    clientIp: string | undefined,
+  ): Promise<MessageDto> {
+    await this.captcha.verify(captchaToken, clientIp);
+    if (email === user.email) throw AppError.validation('This is already the address of your account');
+    if (await this.users.emailExists(email))
+      throw AppError.conflict('This e-mail address is used by another account');
+    const token = await this.dataSource.transaction(async (manager) => {
+      await this.quota.reserve(manager, email, TokenPurpose.EMAIL_CHANGE);
+      return this.tokens.issue(manager, TokenPurpose.EMAIL_CHANGE, email, user.id);
+    });
+    await this.mail.send(TokenPurpose.EMAIL_CHANGE, email, token);
+    return {
+      message: 'A confirmation e-mail is on its way to the new address. Open its link within 1 hour.',
+    };
+  }
+
+  /** Only a token issued to the caller works; an address taken meanwhile answers 409 and keeps the token. */
+  async confirm(userId: string, token: string): Promise<UserDto> {
+    const user = await this.dataSource.transaction(async (manager) => {
+      const { email } = await this.tokens.consume(manager, token, TokenPurpose.EMAIL_CHANGE, userId);
+      await this.users.mapConflicts(() =>
+        manager.query(`UPDATE users SET email = $2, updated_at = now() WHERE id = $1`, [userId, email]),
+      );
+      await this.tokens.retireOthers(manager, TokenPurpose.EMAIL_CHANGE, { userId });
+      return this.users.findById(userId, manager);
+    });
+    return toUserDto(user);
+  }
+}

@@ -1,0 +1,33 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { AppError } from '../common/errors/app-error';
+import { TokenPurpose } from './entities/auth-token.entity';
+
+export const EMAILS_PER_ADDRESS_PER_DAY = 5;
+
+/** First key of the two-key advisory locks taken per address (keeps them apart from other advisory locks). */
+const EMAIL_QUOTA_LOCK_SPACE = 0x6d61696c;
+
+/**
+ * "5 e-mails per address per 24 hours" over verification, reset and e-mail-change mails, counted in
+ * `email_sends` so every instance sees the same count.
+ */
+@Injectable()
+export class EmailQuotaService {
+  /**
+   * Records one mail to `address` in the caller's transaction, or throws 429 with Retry-After (seconds until
+   * the oldest send of the window leaves it). The per-address advisory lock serializes count-then-insert
+   * across instances until the transaction ends.
+   */
+  async reserve(manager: EntityManager, address: string, purpose: TokenPurpose): Promise<void> {
+    await manager.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [EMAIL_QUOTA_LOCK_SPACE, address]);
+    const [window]: { sent: number; retry_after: number | null }[] = await manager.query(
+      `SELECT count(*)::int AS sent,
+              ceil(extract(epoch FROM min(created_at) + interval '24 hours' - now()))::int AS retry_after
+       FROM email_sends WHERE address = $1 AND created_at > now() - interval '24 hours'`,
+      [address],
+    );
+    if (window.sent >= EMAILS_PER_ADDRESS_PER_DAY) throw AppError.rateLimited(window.retry_after ?? 1);
+    await manager.query(`INSERT INTO email_sends (address, purpose) VALUES ($1, $2)`, [address, purpose]);
+  }
+}

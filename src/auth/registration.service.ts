@@ -1,0 +1,81 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AppError, ErrorCode } from '../common/errors/app-error';
+import { AccountMailService } from '../mail/account-mail.service';
+import { SettingsService } from '../users/settings.service';
+import { UsersService } from '../users/users.service';
+import { AuthTokensService, invalidToken } from './auth-tokens.service';
+import { CaptchaService } from './captcha.service';
+import { AuthResponseDto, MessageDto } from './dto/responses.dto';
+import { CompleteRegistrationDto } from './dto/requests.dto';
+import { EmailQuotaService } from './email-quota.service';
+import { TokenPurpose } from './entities/auth-token.entity';
+import { PasswordHasher } from './password-hasher';
+import { SessionService } from './session.service';
+
+/** Two-step registration: an e-mailed verification token, then the account with its personal class. */
+@Injectable()
+export class RegistrationService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly settings: SettingsService,
+    private readonly captcha: CaptchaService,
+    private readonly users: UsersService,
+    private readonly quota: EmailQuotaService,
+    private readonly tokens: AuthTokensService,
+    private readonly mail: AccountMailService,
+    private readonly hasher: PasswordHasher,
+    private readonly sessions: SessionService,
+  ) {}
+
+  async register(
+    email: string,
+    captchaToken: string | undefined,
+    clientIp: string | undefined,
+  ): Promise<MessageDto> {
+    await this.requireOpen();
+    await this.captcha.verify(captchaToken, clientIp);
+    if (await this.users.emailExists(email))
+      throw AppError.conflict('This e-mail address is already registered');
+    const token = await this.dataSource.transaction(async (manager) => {
+      await this.quota.reserve(manager, email, TokenPurpose.REGISTRATION);
+      return this.tokens.issue(manager, TokenPurpose.REGISTRATION, email, null);
+    });
+    await this.mail.send(TokenPurpose.REGISTRATION, email, token);
+    return {
+      message: 'A verification e-mail is on its way. Open its link within 1 hour to finish registering.',
+    };
+  }
+
+  /**
+   * Uses the token and creates user, personal class and membership in one transaction: any failure (school,
+   * student number, e-mail taken meanwhile) rolls everything back and leaves the token usable.
+   */
+  async complete(request: CompleteRegistrationDto): Promise<AuthResponseDto> {
+    await this.requireOpen();
+    // Cheap check first, so junk tokens never cost a bcrypt hash.
+    if (!(await this.tokens.peek(request.token, TokenPurpose.REGISTRATION))) throw invalidToken();
+    const passwordHash = await this.hasher.hash(request.password);
+    const user = await this.dataSource.transaction(async (manager) => {
+      const { email } = await this.tokens.consume(manager, request.token, TokenPurpose.REGISTRATION);
+      const created = await this.users.createWithPersonalClass(manager, {
+        email,
+        passwordHash,
+        nickname: request.nickname,
+        timezone: request.timezone,
+        schoolId: request.schoolId,
+        studentId: request.studentId,
+      });
+      await this.tokens.retireOthers(manager, TokenPurpose.REGISTRATION, { email });
+      return created;
+    });
+    return this.sessions.start(user);
+  }
+
+  private async requireOpen(): Promise<void> {
+    if (!(await this.settings.isRegistrationOpen())) {
+      throw new AppError(ErrorCode.REGISTRATION_CLOSED, 'Registration is closed');
+    }
+  }
+}

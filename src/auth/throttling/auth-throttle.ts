@@ -1,0 +1,74 @@
+import { applyDecorators, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
+import {
+  SkipThrottle,
+  Throttle,
+  ThrottlerGuard,
+  ThrottlerLimitDetail,
+  ThrottlerModuleOptions,
+} from '@nestjs/throttler';
+import { DataSource } from 'typeorm';
+import { AppError } from '../../common/errors/app-error';
+import { normalizeEmail } from '../../users/email';
+import { PgThrottlerStorage } from './pg-throttler.storage';
+
+/**
+ * Limits per one-minute window, generous enough for a class of students behind one school NAT:
+ * - login: 10 attempts per client IP and e-mail address, 50 per client IP;
+ * - the other public account routes: 100 per client IP (the e-mail quota limits what each address gets).
+ */
+export const THROTTLE_WINDOW_MS = 60_000;
+export const LOGIN_LIMIT_PER_IP_AND_EMAIL = 10;
+export const LOGIN_LIMIT_PER_IP = 50;
+export const ACCOUNT_ROUTE_LIMIT_PER_IP = 100;
+
+const PER_IP = 'ip';
+const PER_IP_AND_EMAIL = 'ipEmail';
+
+interface TrackedRequest {
+  ip?: string;
+  body?: { email?: unknown };
+}
+
+const clientIp = (request: TrackedRequest): string => request.ip ?? 'unknown';
+
+export function throttlerOptions(dataSource: DataSource): ThrottlerModuleOptions {
+  return {
+    // Only Retry-After is sent (with the 429); the library's per-throttler headers carry name suffixes.
+    setHeaders: false,
+    storage: new PgThrottlerStorage(dataSource),
+    throttlers: [
+      { name: PER_IP, ttl: THROTTLE_WINDOW_MS, limit: LOGIN_LIMIT_PER_IP, getTracker: clientIp },
+      {
+        name: PER_IP_AND_EMAIL,
+        ttl: THROTTLE_WINDOW_MS,
+        limit: LOGIN_LIMIT_PER_IP_AND_EMAIL,
+        getTracker: (request: TrackedRequest) => {
+          const email = request.body?.email;
+          return `${clientIp(request)}|${typeof email === 'string' ? normalizeEmail(email) : ''}`;
+        },
+      },
+    ],
+  };
+}
+
+/** The throttler guard answering like every other limit: 429 RATE_LIMITED with Retry-After. */
+@Injectable()
+export class AccountThrottlerGuard extends ThrottlerGuard {
+  protected override async throwThrottlingException(
+    _context: ExecutionContext,
+    detail: ThrottlerLimitDetail,
+  ): Promise<void> {
+    throw AppError.rateLimited(detail.timeToBlockExpire);
+  }
+}
+
+/** Login: per client IP and e-mail, and per client IP. */
+export const LoginThrottle = (): MethodDecorator & ClassDecorator => UseGuards(AccountThrottlerGuard);
+
+/** Other public account routes: per client IP only. */
+export const AccountRouteThrottle = (): MethodDecorator & ClassDecorator =>
+  applyDecorators(
+    UseGuards(AccountThrottlerGuard),
+    SkipThrottle({ [PER_IP_AND_EMAIL]: true }),
+    Throttle({ [PER_IP]: { limit: ACCOUNT_ROUTE_LIMIT_PER_IP, ttl: THROTTLE_WINDOW_MS } }),
+  );

@@ -1,0 +1,49 @@
+import { ThrottlerStorage } from '@nestjs/throttler';
+import { DataSource } from 'typeorm';
+
+type ThrottlerRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+
+interface HitRow {
+  hits: number;
+  expires_in: number;
+  blocked_for: number | null;
+}
+
+// Expressions over the stored row (`t`), as seen before this hit.
+const BLOCKED = `t.blocked_until > now()`;
+const NEW_WINDOW = `(t.window_ends_at <= now() OR t.blocked_until IS NOT NULL)`;
+const HITS_AFTER = `CASE WHEN ${BLOCKED} THEN t.hits WHEN ${NEW_WINDOW} THEN 1 ELSE t.hits + 1 END`;
+
+/**
+ * Throttler counters in PostgreSQL, shared by all instances. A fixed window of `ttl` per key; the hit that
+ * exceeds `limit` blocks the key for `blockDuration`; hits while blocked are not counted; after the block a
+ * new window starts. One atomic upsert per hit decides everything.
+ */
+export class PgThrottlerStorage implements ThrottlerStorage {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<ThrottlerRecord> {
+    const [row]: HitRow[] = await this.dataSource.query(
+      `INSERT INTO throttler_hits AS t (key, hits, window_ends_at, blocked_until)
+       VALUES ($1, 1, now() + $2::float8 * interval '1 millisecond',
+               CASE WHEN 1 > $3::int THEN now() + $4::float8 * interval '1 millisecond' END)
+       ON CONFLICT (key) DO UPDATE SET
+         hits = ${HITS_AFTER},
+         window_ends_at = CASE WHEN NOT ${BLOCKED} AND ${NEW_WINDOW} THEN EXCLUDED.window_ends_at
+                               ELSE t.window_ends_at END,
+         blocked_until = CASE WHEN ${BLOCKED} THEN t.blocked_until
+                              WHEN ${HITS_AFTER} > $3::int THEN now() + $4::float8 * interval '1 millisecond' END
+       RETURNING hits,
+         ceil(extract(epoch FROM window_ends_at - now()))::int AS expires_in,
+         ceil(extract(epoch FROM blocked_until - now()))::int AS blocked_for`,
+      [key, ttl, limit, blockDuration],
+    );
+    const blockedFor = row.blocked_for ?? 0;
+    return {
+      totalHits: row.hits,
+      timeToExpire: Math.max(0, row.expires_in),
+      isBlocked: blockedFor > 0,
+      timeToBlockExpire: Math.max(0, blockedFor),
+    };
+  }
+}

@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import { TokenPurpose } from '../auth/entities/auth-token.entity';
+import { AppConfig } from '../config/config';
+import { InjectConfig } from '../config/config.module';
+import { MailMessage, MailSender } from './mail-sender';
+
+interface AccountMailTemplate {
+  path: string;
+  subject: string;
+  action: string;
+}
+
+const TEMPLATES: Record<TokenPurpose, AccountMailTemplate> = {
+  [TokenPurpose.REGISTRATION]: {
+    path: '/register/complete',
+    subject: 'Complete your registration',
+    action: 'To finish creating your Classroom Tasks account, open this link',
+  },
+  [TokenPurpose.PASSWORD_RESET]: {
+    path: '/reset-password',
+    subject: 'Reset your password',
+    action: 'To choose a new password for your Classroom Tasks account, open this link',
+  },
+  [TokenPurpose.EMAIL_CHANGE]: {
+    path: '/email/confirm',
+    subject: 'Confirm your new e-mail address',
+    action: 'To use this address for your Classroom Tasks account, open this link',
+  },
+};
+
+const escapeHtml = (value: string): string =>
+  value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/**
+ * The one way account mails (verification, password reset, e-mail change) leave the service. Callers only
+ * say what to send; how it is delivered stays behind `send`.
+ */
+@Injectable()
+export class AccountMailService {
+  constructor(
+    @InjectConfig() private readonly config: AppConfig,
+    private readonly sender: MailSender,
+  ) {}
+
+  /** Sends the mail of `kind` carrying `token` to `to`. Never throws for a delivery failure. */
+  async send(kind: TokenPurpose, to: string, token: string): Promise<void> {
+    this.sender.dispatch(this.compose(kind, to, token));
+  }
+
+  private compose(kind: TokenPurpose, to: string, token: string): MailMessage {
+    const template = TEMPLATES[kind];
+    const link = `${this.config.appUrl}${template.path}?token=${encodeURIComponent(token)}`;
+    const expiry =
+      'The link works once and expires in 1 hour. If you did not ask for it, ignore this e-mail.';
+    return {
+      to,
+      subject: template.subject,
+      text: `${template.action}:\n\n${link}\n\n${expiry}\n`,
+      html:
+        `<p>${escapeHtml(template.action)}:</p>` +
+        `<p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>` +
+        `<p>${escapeHtml(expiry)}</p>`,
+    };
+  }
+}

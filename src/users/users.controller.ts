@@ -1,0 +1,37 @@
+import { Body, Controller, Get, Patch } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiConflictResponse,
+  ApiOkResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { UpdateMeDto } from './dto/update-me.dto';
+import { UserDto } from './dto/user.dto';
+import { UsersService } from './users.service';
+
+@ApiTags('users')
+@ApiBearerAuth()
+@ApiUnauthorizedResponse({ description: 'UNAUTHORIZED: missing, invalid, expired or revoked token' })
+@Controller('users/me')
+export class UsersController {
+  constructor(private readonly users: UsersService) {}
+
+  @Get()
+  @ApiOkResponse({ type: UserDto })
+  getMe(@CurrentUser() user: AuthUser): Promise<UserDto> {
+    return this.users.getProfile(user.id);
+  }
+
+  @Patch()
+  @ApiOkResponse({ type: UserDto })
+  @ApiBadRequestResponse({
+    description: 'VALIDATION_ERROR: bad field, unknown schoolId, schoolId without studentId, bad time zone',
+  })
+  @ApiConflictResponse({ description: 'CONFLICT: student number already taken in that school' })
+  updateMe(@CurrentUser() user: AuthUser, @Body() body: UpdateMeDto): Promise<UserDto> {
+    return this.users.updateProfile(user.id, body);
+  }
+}
