@@ -8,12 +8,13 @@
 export const memberSeesTaskSql = (task: string): string =>
   `(${task}.is_published AND (${task}.start_at IS NULL OR ${task}.start_at <= now()))`;
 
-/**
- * Locked for a MEMBER: some task of `blocked_by` still exists (not deleted) and has no submission of theirs.
- * Never locked for OWNER and ADMIN.
- */
-export const taskLockedSql = (task: string, role: string, userId: string): string =>
-  `(${role} = 'MEMBER' AND EXISTS (
+/** Some task of `blocked_by` still exists (not deleted) and has no submission of the user. */
+export const blockedForUserSql = (task: string, userId: string): string =>
+  `EXISTS (
      SELECT 1 FROM tasks blocker
       WHERE blocker.id = ANY(${task}.blocked_by) AND blocker.deleted_at IS NULL
-        AND NOT EXISTS (SELECT 1 FROM submissions bs WHERE bs.task_id = blocker.id AND bs.user_id = ${userId})))`;
+        AND NOT EXISTS (SELECT 1 FROM submissions bs WHERE bs.task_id = blocker.id AND bs.user_id = ${userId}))`;
+
+/** `isLocked` of CONTRACT §2: blocked for a MEMBER; never locked for OWNER and ADMIN. */
+export const taskLockedSql = (task: string, role: string, userId: string): string =>
+  `(${role} = 'MEMBER' AND ${blockedForUserSql(task, userId)})`;

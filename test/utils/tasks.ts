@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { ClassRole } from '../../src/classes/entities/class-member.entity';
+import { addMember, createClass } from './classes';
 import { TestApp } from './test-app';
-import { TestUser } from './users';
+import { createUser, TestUser } from './users';
 
 /** Request body of POST /classes/:classId/tasks; every field optional here (a title is generated). */
 export interface TaskFields {
@@ -81,4 +83,30 @@ export async function uploadTaskAttachment(
     .attach('file', Buffer.from(file.content), { filename: file.name, contentType: file.contentType ?? 'application/octet-stream' });
   if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${JSON.stringify(res.body)}`);
   return res.body as TaskAttachmentJson;
+}
+
+/** A shared class with one user of each role, and a user who is not a member. */
+export interface ClassWithRoles {
+  classId: string;
+  className: string;
+  owner: TestUser;
+  admin: TestUser;
+  member: TestUser;
+  outsider: TestUser;
+}
+
+export async function createClassWithRoles(
+  ctx: TestApp,
+  timezones: { owner?: string; member?: string } = {},
+): Promise<ClassWithRoles> {
+  const [owner, admin, member, outsider] = await Promise.all([
+    createUser(ctx, { timezone: timezones.owner }),
+    createUser(ctx),
+    createUser(ctx, { timezone: timezones.member }),
+    createUser(ctx),
+  ]);
+  const created = await createClass(ctx, owner, { name: `Class ${randomBytes(3).toString('hex')}` });
+  await addMember(ctx, created.id, admin, ClassRole.ADMIN);
+  await addMember(ctx, created.id, member, ClassRole.MEMBER);
+  return { classId: created.id, className: created.name, owner, admin, member, outsider };
 }

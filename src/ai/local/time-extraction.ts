@@ -38,6 +38,8 @@ const WEEKDAY_QUALIFIER = /\b(?:this|next|last|coming|following|previous)\b|这|
 const CJK = /[\u3400-\u9fff]/;
 const LOOK_BEHIND = 48;
 const END_OF_MONTH_TAG = 'parser/ENEndOfCurrentMonthParser';
+/** Numeric dates like 3/4: the only ones a day-first reading can change. */
+const SLASH_DATE_TAG = 'parser/SlashDateFormatParser';
 
 const DEFAULT_TIME: Record<Slot, { hour: number; minute: number }> = {
   start: { hour: 0, minute: 0 },
@@ -87,10 +89,14 @@ function mentionOf(
     readings.set('followingWeek', addDays(today, ahead + 7));
   } else if (result.tags().has(END_OF_MONTH_TAG)) {
     const lastDay = readings.get('default')!;
-    const back = [0, 2, 0, 0, 0, 0, 1][weekdayOf(lastDay)];
+    const back = [2, 0, 0, 0, 0, 0, 1][weekdayOf(lastDay)]; // Sunday, Saturday → Friday
     if (back > 0) readings.set('lastWorkingDay', addDays(lastDay, -back));
     readings.set('nextMonthEnd', endOfMonth(lastDay, 1));
-  } else if (dayFirst && !sameDate(dateOf(dayFirst, today), readings.get('default')!)) {
+  } else if (
+    dayFirst &&
+    result.tags().has(SLASH_DATE_TAG) &&
+    !sameDate(dateOf(dayFirst, today), readings.get('default')!)
+  ) {
     readings.set('dayFirst', dateOf(dayFirst, today));
   }
   const time = components.isCertain('hour')
