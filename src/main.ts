@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   process.on('uncaughtException', (error) => fail(logger, error, 'Uncaught exception'));
   process.on('unhandledRejection', (error) => fail(logger, error, 'Unhandled promise rejection'));
 
-  const database = await resolveDatabase(config, logger).catch((error: unknown) =>
+  const database = await resolveDatabase(config, { logger, exclusive: true }).catch((error: unknown) =>
     fail(logger, error, 'Database'),
   );
   let app: NestExpressApplication;

@@ -4,7 +4,8 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { EMBEDDED_DATABASE } from '../src/database/embedded-postgres';
+import { loadConfig } from '../src/config/config';
+import { EMBEDDED_DATABASE, resolveDatabase } from '../src/database/embedded-postgres';
 
 /**
  * The built service as an operator runs it: `node dist/main.js` with DATABASE_URL unset, so it starts the
@@ -166,6 +167,25 @@ describe('embedded PostgreSQL (built service, DATABASE_URL unset)', () => {
     expect(await schoolNames(dataDir)).toEqual(['Embedded High']);
     again.child.kill('SIGTERM');
     expect(await again.exited).toEqual({ code: 0, signal: null });
+  }, 60_000);
+
+  it('lets tools share the running server, but not a second service', async () => {
+    const service = await startService(dataDir);
+    const shared = await resolveDatabase(loadConfig({ DATA_DIR: dataDir, JWT_SECRET: 'x'.repeat(32) }));
+    const client = new Client({ connectionString: shared.url });
+    await client.connect();
+    expect((await client.query('SELECT count(*)::int AS n FROM schools')).rows).toEqual([{ n: 1 }]);
+    await client.end();
+    await shared.stop();
+    // Stopping a shared server is the owner's business: the service still answers.
+    expect((await fetch(`http://127.0.0.1:${service.port}/health`)).status).toBe(200);
+
+    const second = run({ DATA_DIR: dataDir, PORT: String(await freePort()) });
+    expect(await second.exited).toEqual({ code: 1, signal: null });
+    expect(second.output()).toContain(`is in use by another running process (pid ${service.child.pid})`);
+
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toEqual({ code: 0, signal: null });
   }, 60_000);
 
   it('starts after the service was killed and left its database server running', async () => {

@@ -29,10 +29,17 @@ export interface ResolvedDatabase {
 /** Name of the application database inside the embedded cluster. */
 export const EMBEDDED_DATABASE = 'classroom_tasks';
 
-/** The configured DATABASE_URL, or an embedded PostgreSQL started under DATA_DIR when none is set. */
-export async function resolveDatabase(config: AppConfig, logger?: LoggerService): Promise<ResolvedDatabase> {
+/**
+ * The configured DATABASE_URL, or an embedded PostgreSQL under DATA_DIR when none is set. Tools (the operator
+ * CLI) share the server of a service already running on that DATA_DIR; the service itself passes
+ * `exclusive`, as its `stop()` stops the server.
+ */
+export async function resolveDatabase(
+  config: AppConfig,
+  options: Pick<EmbeddedPostgresOptions, 'logger' | 'exclusive'> = {},
+): Promise<ResolvedDatabase> {
   if (config.database.url) return { url: config.database.url, embedded: false, stop: async () => undefined };
-  const server = await startEmbeddedPostgres({ dir: join(config.dataDir, 'postgres'), logger });
+  const server = await startEmbeddedPostgres({ ...options, dir: join(config.dataDir, 'postgres') });
   try {
     await createDatabaseIfMissing(server.url('postgres'), EMBEDDED_DATABASE);
   } catch (error) {
@@ -50,6 +57,11 @@ export interface EmbeddedPostgresOptions {
    * test run (Ctrl-C) takes it down too. A service cluster is stopped only by `stop()`.
    */
   ephemeral?: boolean;
+  /**
+   * When another live process already runs this cluster: fail (true), or use its server and leave it
+   * running on `stop()` (false, the default).
+   */
+  exclusive?: boolean;
   logger?: LoggerService;
 }
 
@@ -105,7 +117,18 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     chownSync(dir, runAs.uid, runAs.gid);
     checkReachable(paths, runAs);
   }
-  await stopLeftoverServer(paths);
+  const owner = await runningOwner(paths);
+  if (owner !== null) {
+    if (options.exclusive) {
+      throw new Error(`${paths.dir} is in use by another running process (pid ${owner}); stop it first`);
+    }
+    const shared = readConnection(paths);
+    return {
+      port: shared.port,
+      url: (database) => connectionUrl(shared, database),
+      stop: async () => undefined,
+    };
+  }
   const connection = existsSync(paths.pgdata) ? readConnection(paths) : initCluster(paths, runAs, options);
 
   let lastError: unknown;
@@ -264,21 +287,20 @@ function isPostmasterOf(pid: number, pgdata: string): boolean {
 }
 
 /**
- * A crash can leave `postmaster.pid` behind, or a server whose service process died (kill -9). A stale file
- * is removed; an orphaned server is shut down; a server whose service still runs is not touched.
+ * The PID of the live process whose server runs this cluster, or null when none does. A crash can leave
+ * `postmaster.pid` behind, or a server whose starting process died (kill -9): a stale file is removed, an
+ * orphaned server is shut down.
  */
-async function stopLeftoverServer(paths: Paths): Promise<void> {
+async function runningOwner(paths: Paths): Promise<number | null> {
   const pidFile = join(paths.pgdata, 'postmaster.pid');
   const pid = readPid(pidFile);
-  if (pid === null) return;
+  if (pid === null) return null;
   if (!isAlive(pid) || !isPostmasterOf(pid, paths.pgdata)) {
     unlinkSync(pidFile);
-    return;
+    return null;
   }
   const owner = readPid(paths.owner);
-  if (owner !== null && owner !== process.pid && isAlive(owner)) {
-    throw new Error(`${paths.dir} is in use by another running service (pid ${owner}); stop it first`);
-  }
+  if (owner !== null && owner !== process.pid && isAlive(owner)) return owner;
   process.kill(pid, 'SIGINT');
   const deadline = Date.now() + STOP_TIMEOUT_MS;
   while (isAlive(pid)) {
@@ -286,6 +308,7 @@ async function stopLeftoverServer(paths: Paths): Promise<void> {
       throw new Error(`A leftover PostgreSQL (pid ${pid}) on ${paths.pgdata} does not stop`);
     await sleep(100);
   }
+  return null;
 }
 
 function readConnection(paths: Paths): ConnectionFile {
@@ -361,6 +384,10 @@ function listenOnce(port: number): Promise<number> {
   });
 }
 
+function connectionUrl(connection: ConnectionFile, database: string): string {
+  return `postgres://${SUPERUSER}:${encodeURIComponent(connection.password)}@127.0.0.1:${connection.port}/${database}`;
+}
+
 function spawnIdentity(paths: Paths, runAs: RunAs | null) {
   // A minimal, predictable environment: server messages in English, no secrets of the service.
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' };
@@ -401,8 +428,7 @@ async function launch(
   };
   process.on('exit', onProcessExit);
 
-  const url = (database: string) =>
-    `postgres://${SUPERUSER}:${encodeURIComponent(connection.password)}@127.0.0.1:${connection.port}/${database}`;
+  const url = (database: string) => connectionUrl(connection, database);
   const stop = async () => {
     if (!exited) {
       child.kill('SIGINT');

@@ -1,0 +1,36 @@
+# syntax=docker/dockerfile:1
+# Classroom Task Service. Build: docker build -t classroom-tasks .
+# Run:   docker run -p 3000:3000 -e JWT_SECRET=... -e DATABASE_URL=postgres://... classroom-tasks
+# Without DATABASE_URL the container runs an embedded PostgreSQL under the /data volume (one instance only).
+# See docs/operations.md.
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY nest-cli.json tsconfig.json tsconfig.build.json tsconfig.migrations.json ./
+COPY src ./src
+COPY migrations ./migrations
+RUN npm run build
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    PORT=3000 \
+    DATA_DIR=/data
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+# The embedded PostgreSQL's library symlinks are created here, as root, because node_modules is read-only
+# for the runtime user; the service would otherwise create them at its first start.
+RUN node -e "require('./dist/database/embedded-postgres').prepareEmbeddedBinaries()" \
+ && mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health').then(r=>process.exit(r.status===200?0:1),()=>process.exit(1))"]
+# Pending migrations run at start (MIGRATIONS_RUN=true, the default), under a database lock, then the
+# server listens. SIGTERM (docker stop) finishes in-flight requests and exits 0.
+CMD ["node", "dist/main.js"]
