@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createClass } from './utils/classes';
-import { inbox, seedTask, setPref } from './utils/notifications';
+import { inbox, setPref } from './utils/notifications';
+import { createDraft } from './utils/tasks';
 import { createTestApp, TestApp } from './utils/test-app';
 import { createUser, TestUser } from './utils/users';
 
@@ -18,12 +19,12 @@ describe('notifications: preferences and inbox', () => {
   afterAll(async () => ctx.close());
 
   /**
-   * SENT notifications for `user` about an unpublished task (so the jobs add none of their own), created
+   * SENT notifications for `user` about a draft (so the jobs add none of their own), created
    * `count` seconds apart, newest last; answers their ids newest first, as the inbox orders them.
    */
   async function seedInbox(user: TestUser, count: number, fields: { read?: boolean; sameTime?: boolean } = {}) {
     const cls = await createClass(ctx, user, { name: 'Seeded class' });
-    const task = await seedTask(ctx, cls.id, { isPublished: false, title: 'Seeded task' });
+    const task = await createDraft(ctx, cls.id, user, { title: 'Seeded task' });
     const rows: { id: string }[] = await ctx.db.query(
       `INSERT INTO notifications (user_id, type, task_id, class_id, task_title, class_name, hours_before, due_at,
                                   title, content, status, read_at, created_at)

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { createTestDatabase, dropTestDatabase, withDatabase } from './database';
 import { TestApp } from './test-app';
 import { TestUser } from './users';
@@ -24,34 +23,6 @@ export const FAST_NOTIFICATIONS: Record<string, string> = {
   DELIVERY_POLL_INTERVAL_MS: '100',
   DELIVERY_RETRY_BASE_SECONDS: '0',
 };
-
-export interface SeededTask {
-  id: string;
-  title: string;
-}
-
-/**
- * Inserts a task row directly, as the task endpoints store it: the notification jobs find their work by
- * scanning the tasks table, whoever wrote it.
- */
-export async function seedTask(
-  ctx: TestApp,
-  classId: string,
-  fields: { title?: string; startAt?: Date | null; dueAt?: Date | null; isPublished?: boolean } = {},
-): Promise<SeededTask> {
-  const title = fields.title ?? `Task ${randomBytes(3).toString('hex')}`;
-  const isPublished = fields.isPublished ?? true;
-  const [row] = await ctx.db.query(
-    `INSERT INTO tasks (class_id, title, start_at, due_at, is_published, published_at)
-     VALUES ($1, $2, $3, $4, $5, CASE WHEN $5 THEN now() END) RETURNING id`,
-    [classId, title, fields.startAt ?? null, fields.dueAt ?? null, isPublished],
-  );
-  return { id: row.id, title };
-}
-
-export async function seedSubmission(ctx: TestApp, taskId: string, user: { id: string }): Promise<void> {
-  await ctx.db.query(`INSERT INTO submissions (task_id, user_id, content) VALUES ($1, $2, 'done')`, [taskId, user.id]);
-}
 
 export interface NotificationRow {
   id: string;
