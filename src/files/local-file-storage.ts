@@ -26,9 +26,13 @@ export class LocalFileStorage extends FileStorage {
         else callback(null, chunk);
       },
     });
+    const writer = createWriteStream(path, { flags: 'wx' });
     try {
-      await pipeline(source, limiter, createWriteStream(path, { flags: 'wx' }));
+      await pipeline(source, limiter, writer);
     } catch (error) {
+      // The file may still be opening when the pipeline fails: remove it only once the writer has closed,
+      // else the late open leaves an orphan behind.
+      if (!writer.closed) await new Promise((resolve) => writer.once('close', resolve));
       await rm(path, { force: true });
       throw error;
     }
