@@ -32,7 +32,7 @@ export class LocalFileStorage extends FileStorage {
     } catch (error) {
       // The file may still be opening when the pipeline fails: remove it only once the writer has closed,
       // else the late open leaves an orphan behind.
-      if (!writer.closed) await new Promise((resolve) => writer.once('close', resolve));
+      if (!writer.closed) await new Promise<void>((resolve) => writer.once('close', () => resolve()));
       await rm(path, { force: true });
       throw error;
     }
