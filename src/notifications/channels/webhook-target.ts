@@ -24,7 +24,6 @@ for (const [network, prefix] of [
 }
 for (const [network, prefix] of [
   ['::', 127], // unspecified and loopback
-  ['::ffff:0:0', 96], // IPv4-mapped
   ['64:ff9b::', 96], // NAT64 of any IPv4 address
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
@@ -35,9 +34,14 @@ for (const [network, prefix] of [
   FORBIDDEN.addSubnet(network, prefix, 'ipv6');
 }
 
+/** IPv4-mapped IPv6 addresses. Apart: a BlockList checks IPv4 addresses against this range as well. */
+const IPV4_MAPPED = new BlockList();
+IPV4_MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6');
+
 export function isForbiddenAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return true;
+  if (family === 6 && IPV4_MAPPED.check(address, 'ipv6')) return true;
   return FORBIDDEN.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
