@@ -44,6 +44,8 @@ const EXPORT_SQL = `SELECT ${DISPLAY_NAME} AS "displayName", sc.name AS "schoolN
 
 /** Rows fetched from the cursor per round trip; memory holds about this many rows at a time. */
 const CURSOR_BATCH = 500;
+/** csv-stringify emits one small chunk per row; the response gets them in pieces of about this size. */
+const RESPONSE_CHUNK_BYTES = 64 * 1024;
 
 /** Before the first byte the client still gets the usual error body; afterwards only a cut connection. */
 const answerExportFailure: Parameters<StreamableFile['setErrorHandler']>[0] = (_error, handlerResponse) => {
@@ -59,6 +61,26 @@ const answerExportFailure: Parameters<StreamableFile['setErrorHandler']>[0] = (_
     .type('application/json')
     .send(JSON.stringify({ error: 'Internal server error', code: ErrorCode.INTERNAL_ERROR }));
 };
+
+/** Joins small chunks into pieces of about `size` bytes: one socket write per piece instead of per row. */
+function coalesce(size: number): Transform {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback) {
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      if (pendingBytes < size) return done();
+      const piece = Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      done(null, piece);
+    },
+    flush(done: TransformCallback) {
+      done(null, pendingBytes ? Buffer.concat(pending, pendingBytes) : null);
+    },
+  });
+}
 
 /**
  * The CSV export (CONTRACT §3): one row per class member, streamed from a database cursor through
@@ -105,14 +127,15 @@ export class SubmissionsExportService {
       escape_formulas: true,
     });
     // Ends when the last row is handed to csv-stringify, or when any stage fails or the client goes away
-    // (the response destroys `csv`). A connection whose cursor was cut short is discarded, not pooled.
-    pipeline(rows, toRecord, csv, (error) => {
+    // (the response destroys the last stage). A connection whose cursor was cut short is discarded, not pooled.
+    const chunks = coalesce(RESPONSE_CHUNK_BYTES);
+    pipeline(rows, toRecord, csv, chunks, (error) => {
       client.release(error ?? undefined);
       if (error && error.code !== 'ERR_STREAM_PREMATURE_CLOSE') {
         this.logger.error({ err: error, taskId }, 'Submission export failed');
       }
     });
-    return new StreamableFile(csv, {
+    return new StreamableFile(chunks, {
       type: 'text/csv; charset=utf-8',
       disposition: `attachment; filename="task-${taskId}-submissions.csv"`,
     }).setErrorHandler(answerExportFailure);

@@ -30,4 +30,41 @@ describe('zonedIsoFormatter', () => {
       expect(new Date(zonedIsoFormatter(zone)(instant)).getTime()).toBe(instant.getTime());
     }
   });
+
+  it('is exact around an offset change, with one formatter reused across it', () => {
+    const berlin = zonedIsoFormatter('Europe/Berlin');
+    // Autumn: 03:00 CEST becomes 02:00 CET at 01:00 UTC; the same wall time occurs twice.
+    expect(berlin(at('2026-10-25T00:59:59.999Z'))).toBe('2026-10-25T02:59:59.999+02:00');
+    expect(berlin(at('2026-10-25T01:00:00.000Z'))).toBe('2026-10-25T02:00:00.000+01:00');
+    expect(berlin(at('2026-10-25T00:30:00.000Z'))).toBe('2026-10-25T02:30:00.000+02:00');
+    expect(berlin(at('2026-10-25T01:30:00.000Z'))).toBe('2026-10-25T02:30:00.000+01:00');
+    const lordHowe = zonedIsoFormatter('Australia/Lord_Howe');
+    // A half-hour daylight shift: 02:00 (+10:30) becomes 02:30 (+11:00).
+    expect(lordHowe(at('2026-10-03T15:29:59.000Z'))).toBe('2026-10-04T01:59:59.000+10:30');
+    expect(lordHowe(at('2026-10-03T15:30:00.000Z'))).toBe('2026-10-04T02:30:00.000+11:00');
+  });
+
+  it('keeps the instant for historic offsets that are not whole minutes', () => {
+    const shanghai = zonedIsoFormatter('Asia/Shanghai');
+    for (const value of ['1900-06-01T12:00:00.000Z', '1901-01-01T00:00:00.000Z']) {
+      const written = shanghai(at(value));
+      expect(written).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{2}:\d{2}$/);
+      expect(new Date(written).toISOString()).toBe(value);
+    }
+  });
+
+  it('does not depend on what the same formatter wrote before', () => {
+    const shared = zonedIsoFormatter('America/New_York');
+    const instants = [
+      '2026-03-08T06:59:59.000Z',
+      '2026-03-08T07:00:00.000Z',
+      '2026-07-01T00:00:00.000Z',
+      '2026-03-08T06:59:59.000Z',
+    ];
+    expect(instants.map((value) => shared(at(value)))).toEqual(
+      instants.map((value) => zonedIsoFormatter('America/New_York')(at(value))),
+    );
+    expect(shared(at('2026-03-08T06:59:59.000Z'))).toBe('2026-03-08T01:59:59.000-05:00');
+    expect(shared(at('2026-03-08T07:00:00.000Z'))).toBe('2026-03-08T03:00:00.000-04:00');
+  });
 });
