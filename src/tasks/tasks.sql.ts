@@ -47,7 +47,7 @@ export const NEWEST_FIRST = (a: string): string => `${a}.created_at DESC, ${a}.i
 
 /**
  * Tasks with everything a summary shows, in ONE statement whatever the number of tasks and members: counts
- * are aggregated once per query (not per task) and the caller's state, submission and lock are joined.
+ * are aggregated inside the statement and the caller's state, submission and lock are joined.
  * Only classes the caller belongs to; never deleted tasks. Members and submissions count while the user is
  * still a member of the class.
  */
@@ -68,16 +68,9 @@ export function taskSummariesSql(scope: SummaryScope): string {
         FROM class_members cm
        WHERE cm.class_id IN (SELECT class_id FROM scoped)
        GROUP BY cm.class_id
-    ),
-    submitted_counts AS (
-      SELECT s.task_id, count(*)::int AS n
-        FROM scoped st
-        JOIN submissions s ON s.task_id = st.id
-        JOIN class_members cm ON cm.class_id = st.class_id AND cm.user_id = s.user_id
-       GROUP BY s.task_id
     )
     SELECT st.*, c.name AS class_name, c.color AS class_color,
-           COALESCE(mc.n, 0) AS member_count, COALESCE(sc.n, 0) AS submitted_count,
+           COALESCE(mc.n, 0) AS member_count, sc.n AS submitted_count,
            ${
              scope.detail
                ? `(SELECT count(*)::int FROM task_user_states v
@@ -90,7 +83,13 @@ export function taskSummariesSql(scope: SummaryScope): string {
       FROM scoped st
       JOIN classes c ON c.id = st.class_id
       LEFT JOIN member_counts mc ON mc.class_id = st.class_id
-      LEFT JOIN submitted_counts sc ON sc.task_id = st.id
+      -- Per task through the (task_id, user_id) index, whatever the planner's row estimates say.
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS n
+          FROM submissions s
+          JOIN class_members cm ON cm.class_id = st.class_id AND cm.user_id = s.user_id
+         WHERE s.task_id = st.id
+      ) sc
       LEFT JOIN task_user_states us ON us.task_id = st.id AND us.user_id = $1
       LEFT JOIN submissions ms ON ms.task_id = st.id AND ms.user_id = $1
      ORDER BY ${scope.order('st')}`;
