@@ -1,28 +1,34 @@
 import 'reflect-metadata';
+import type { LoggerService } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../config/config';
 import { resolveDatabase, ResolvedDatabase } from '../database/embedded-postgres';
+import { runMigrationsLocked } from '../database/migrate';
 import { buildDataSourceOptions } from '../database/typeorm-options';
 import { describeFailure, runCommand, UsageError, USAGE } from './commands';
 
+/** Progress of the database start and migrations goes to stderr: stdout carries only the JSON result. */
+const toStderr = (message: unknown): void => void process.stderr.write(`${String(message)}\n`);
+const stderrLogger: LoggerService = { log: toStderr, warn: toStderr, error: toStderr };
+
 /**
- * Operator CLI: same configuration and database as the server (embedded PostgreSQL included), pending
- * migrations applied like at server start. Prints JSON on stdout; on failure a message on stderr and exit 1
+ * Operator CLI: same configuration and database as the server (embedded PostgreSQL included, shared with a
+ * running server), pending migrations applied like at server start. Prints JSON on stdout; on failure a message on stderr and exit 1
  * (2 for a wrong invocation).
  */
 async function main(argv: string[]): Promise<number> {
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
+  if (argv[0] === '--help' || argv[0] === 'help') {
     process.stdout.write(`${USAGE}\n`);
-    return argv.length === 0 ? 2 : 0;
+    return 0;
   }
   let database: ResolvedDatabase | undefined;
   let dataSource: DataSource | undefined;
   try {
     const config = loadConfig();
-    database = await resolveDatabase(config);
+    database = await resolveDatabase(config, { logger: stderrLogger });
+    if (config.database.migrationsRun) await runMigrationsLocked(config, database.url, stderrLogger);
     dataSource = new DataSource({
       ...buildDataSourceOptions(config, database.url),
-      migrationsRun: config.database.migrationsRun,
       extra: { max: 2, application_name: 'classroom-task-service-cli' },
     });
     await dataSource.initialize();

@@ -15,12 +15,13 @@ export const SCHOOL_NAME_MAX_LENGTH = 200;
 export class SchoolsService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Sorted by name; `q` keeps the names containing it, case-insensitively. */
+  /** Sorted by name, ignoring case; `q` keeps the names containing it, case-insensitively. */
   async list(q?: string): Promise<SchoolDto[]> {
     const query = this.dataSource
       .getRepository(School)
       .createQueryBuilder('school')
-      .orderBy('school.name', 'ASC')
+      .orderBy('lower(school.name)', 'ASC')
+      .addOrderBy('school.name', 'ASC')
       .addOrderBy('school.id', 'ASC')
       .limit(SCHOOL_LIST_LIMIT);
     if (q) query.where(`strpos(lower(school.name), lower(:q)) > 0`, { q });

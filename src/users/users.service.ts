@@ -117,15 +117,19 @@ export class UsersService {
     return toUserDto(user);
   }
 
-  /** Operator CLI: deactivating makes every login token of the user fail at once. */
+  /**
+   * Operator CLI. Deactivating also bumps the token version: the user's login tokens fail at once and stay
+   * invalid after a later activation.
+   */
   async setActive(email: string, isActive: boolean): Promise<UserDto> {
-    const rows: [{ id: string }[], number] = await this.dataSource.query(
-      `UPDATE users SET is_active = $2, updated_at = now() WHERE email = $1 RETURNING id`,
+    const [rows]: [{ id: string }[], number] = await this.dataSource.query(
+      `UPDATE users SET is_active = $2, token_version = token_version + (CASE WHEN $2 THEN 0 ELSE 1 END),
+         updated_at = now()
+       WHERE email = $1 RETURNING id`,
       [email, isActive],
     );
-    const updated = rows[0][0];
-    if (!updated) throw AppError.notFound('User');
-    return this.getProfile(updated.id);
+    if (!rows[0]) throw AppError.notFound('User');
+    return this.getProfile(rows[0].id);
   }
 
   /** Runs a write and turns the unique violations of `users` into 409 answers. */
