@@ -9,7 +9,8 @@ describe('task parsing (AI_PROVIDER=openai)', () => {
   let ai: FakeOpenAi;
   let ctx: TestApp;
   let cls: ClassWithRoles;
-  const parse = (text: string) => ctx.http.post('/tasks/parse').set('Authorization', cls.owner.auth).send({ text });
+  const parse = (text: string) =>
+    ctx.http.post('/tasks/parse').set('Authorization', cls.owner.auth).send({ text });
 
   beforeAll(async () => {
     ai = await startFakeOpenAi();
@@ -57,12 +58,18 @@ describe('task parsing (AI_PROVIDER=openai)', () => {
     expect(request.body.model).toBe('gpt-test');
     expect(request.body.response_format).toEqual({ type: 'json_object' });
     expect(request.body.messages?.[0].content).toContain('Asia/Shanghai');
-    expect(request.body.messages?.[1]).toEqual({ role: 'user', content: 'Essay due Friday 5pm, late work accepted' });
+    expect(request.body.messages?.[1]).toEqual({
+      role: 'user',
+      content: 'Essay due Friday 5pm, late work accepted',
+    });
   });
 
   it('keeps the first 3 of more than 3 valid options', async () => {
     const options = [1, 2, 3, 4, 5].map((day) => ({ startAt: null, dueAt: `2030-03-0${day}T12:00:00Z` }));
-    ai.reply({ kind: 'json', value: { title: 'T', timeOptions: options, allowLateSubmission: null, description: null } });
+    ai.reply({
+      kind: 'json',
+      value: { title: 'T', timeOptions: options, allowLateSubmission: null, description: null },
+    });
     const res = await parse('several dates');
     expect(res.status).toBe(200);
     expect(res.body.timeOptions).toEqual(
@@ -75,10 +82,33 @@ describe('task parsing (AI_PROVIDER=openai)', () => {
     ['HTTP 429', { kind: 'status', status: 429 }],
     ['a body that is not JSON', { kind: 'garbage' }],
     ['message content that is not JSON', { kind: 'content', content: 'Sure! The task is due Friday.' }],
-    ['JSON of the wrong shape', { kind: 'json', value: { title: 'T', timeOptions: 'Friday', allowLateSubmission: null, description: null } }],
-    ['a timestamp without offset', { kind: 'json', value: { title: 'T', timeOptions: [{ startAt: null, dueAt: '2030-03-06 17:00' }], allowLateSubmission: null, description: null } }],
-    ['no time option', { kind: 'json', value: { title: 'T', timeOptions: [], allowLateSubmission: null, description: null } }],
-    ['a missing field', { kind: 'json', value: { title: 'T', timeOptions: [{ startAt: null, dueAt: null }] } }],
+    [
+      'JSON of the wrong shape',
+      {
+        kind: 'json',
+        value: { title: 'T', timeOptions: 'Friday', allowLateSubmission: null, description: null },
+      },
+    ],
+    [
+      'a timestamp without offset',
+      {
+        kind: 'json',
+        value: {
+          title: 'T',
+          timeOptions: [{ startAt: null, dueAt: '2030-03-06 17:00' }],
+          allowLateSubmission: null,
+          description: null,
+        },
+      },
+    ],
+    [
+      'no time option',
+      { kind: 'json', value: { title: 'T', timeOptions: [], allowLateSubmission: null, description: null } },
+    ],
+    [
+      'a missing field',
+      { kind: 'json', value: { title: 'T', timeOptions: [{ startAt: null, dueAt: null }] } },
+    ],
   ])('answers 200 with every field null on %s', async (_case, reply) => {
     ai.reply(reply);
     const res = await parse('Essay due Friday');
@@ -97,7 +127,10 @@ describe('task parsing (AI_PROVIDER=openai)', () => {
   });
 
   it('sends text attachments of a draft; a failed draft parse changes nothing and caches nothing', async () => {
-    const draft = await createDraft(ctx, cls.classId, cls.owner, { title: 'Mine', sourceText: 'See the attached file' });
+    const draft = await createDraft(ctx, cls.classId, cls.owner, {
+      title: 'Mine',
+      sourceText: 'See the attached file',
+    });
     await ctx.http
       .post(`/tasks/${draft.id}/attachments`)
       .set('Authorization', cls.owner.auth)

@@ -1,6 +1,12 @@
 import { TaskDraftsService } from '../src/tasks/task-drafts.service';
 import { createTestApp, TestApp } from './utils/test-app';
-import { ClassWithRoles, createClassWithRoles, createDraft, createTask, uploadTaskAttachment } from './utils/tasks';
+import {
+  ClassWithRoles,
+  createClassWithRoles,
+  createDraft,
+  createTask,
+  uploadTaskAttachment,
+} from './utils/tasks';
 import { createUser, TestUser } from './utils/users';
 
 const error = (code: string) => ({ error: expect.any(String), code });
@@ -47,7 +53,13 @@ describe('task parsing (local provider)', () => {
     });
 
     it('refuses missing, empty, too long and unknown fields with 400', async () => {
-      for (const body of [{}, { text: '' }, { text: 'x'.repeat(20_001) }, { text: 42 }, { text: 'ok', extra: 1 }]) {
+      for (const body of [
+        {},
+        { text: '' },
+        { text: 'x'.repeat(20_001) },
+        { text: 42 },
+        { text: 'ok', extra: 1 },
+      ]) {
         const res = await parse(cls.owner, body);
         expect(res.status).toBe(400);
         expect(res.body).toEqual(error('VALIDATION_ERROR'));
@@ -70,7 +82,8 @@ describe('task parsing (local provider)', () => {
 
     it('fills the draft from the text, caches the Markdown and keeps the text as sourceText', async () => {
       const draft = await createDraft(ctx, cls.classId, cls.owner);
-      const text = 'Essay on the sea\nStarts 2030-05-01 08:00, due 2030-05-10 17:00.\n- 500 words\n- cite sources';
+      const text =
+        'Essay on the sea\nStarts 2030-05-01 08:00, due 2030-05-10 17:00.\n- 500 words\n- cite sources';
       const res = await parseDraft(cls.admin, draft.id, { text });
       expect(res.status).toBe(200);
       const description = 'Starts 2030-05-01 08:00, due 2030-05-10 17:00.\n\n- 500 words\n- cite sources';
@@ -138,7 +151,9 @@ describe('task parsing (local provider)', () => {
 
     it('refuses published tasks and drafts without text (400)', async () => {
       const published = await createTask(ctx, cls.classId, cls.owner);
-      expect((await parseDraft(cls.owner, published.id, { text: 'due Friday' })).body).toEqual(error('VALIDATION_ERROR'));
+      expect((await parseDraft(cls.owner, published.id, { text: 'due Friday' })).body).toEqual(
+        error('VALIDATION_ERROR'),
+      );
       const empty = await createDraft(ctx, cls.classId, cls.owner);
       const res = await parseDraft(cls.owner, empty.id);
       expect(res.status).toBe(400);
@@ -162,7 +177,9 @@ describe('task parsing (local provider)', () => {
       expect((await ctx.http.post(`/tasks/${draft.id}/parse`).send({})).status).toBe(401);
       expect((await ctx.http.get(`/tasks/${draft.id}/draft-markdown`)).status).toBe(401);
       expect((await parseDraft(cls.owner, 'not-a-uuid')).body).toEqual(error('VALIDATION_ERROR'));
-      expect((await markdownOf(cls.owner, '00000000-0000-4000-8000-000000000000')).body).toEqual(error('NOT_FOUND'));
+      expect((await markdownOf(cls.owner, '00000000-0000-4000-8000-000000000000')).body).toEqual(
+        error('NOT_FOUND'),
+      );
     });
 
     it('answers null Markdown before any parse, after publication and once expired; purges expired rows', async () => {
@@ -171,12 +188,17 @@ describe('task parsing (local provider)', () => {
       await parseDraft(cls.owner, draft.id).expect(200);
       expect((await markdownOf(cls.owner, draft.id)).body).toEqual({ markdown: 'Write 300 words.' });
 
-      await ctx.db.query(`UPDATE task_markdown_cache SET expires_at = now() - interval '1 second' WHERE task_id = $1`, [
-        draft.id,
-      ]);
+      await ctx.db.query(
+        `UPDATE task_markdown_cache SET expires_at = now() - interval '1 second' WHERE task_id = $1`,
+        [draft.id],
+      );
       expect((await markdownOf(cls.owner, draft.id)).body).toEqual({ markdown: null });
       const count = async () =>
-        (await ctx.db.query(`SELECT count(*)::int AS n FROM task_markdown_cache WHERE task_id = $1`, [draft.id]))[0].n;
+        (
+          await ctx.db.query(`SELECT count(*)::int AS n FROM task_markdown_cache WHERE task_id = $1`, [
+            draft.id,
+          ])
+        )[0].n;
       expect(await count()).toBe(1);
       expect(await ctx.app.get(TaskDraftsService).purgeExpiredMarkdown()).toBeGreaterThanOrEqual(1);
       expect(await count()).toBe(0);
@@ -187,7 +209,11 @@ describe('task parsing (local provider)', () => {
         [draft.id],
       );
       expect(Number(expires_in_hours)).toBe(72);
-      await ctx.http.post(`/tasks/${draft.id}/publish`).set('Authorization', cls.owner.auth).send({}).expect(200);
+      await ctx.http
+        .post(`/tasks/${draft.id}/publish`)
+        .set('Authorization', cls.owner.auth)
+        .send({})
+        .expect(200);
       expect((await markdownOf(cls.owner, draft.id)).body).toEqual({ markdown: null });
       expect(await count()).toBe(0);
     });

@@ -5,7 +5,13 @@ import { Readable } from 'node:stream';
 import request from 'supertest';
 import { FileStorage } from '../src/files/file-storage';
 import { createTestApp, TestApp } from './utils/test-app';
-import { ClassWithRoles, createClassWithRoles, createDraft, createTask, uploadTaskAttachment } from './utils/tasks';
+import {
+  ClassWithRoles,
+  createClassWithRoles,
+  createDraft,
+  createTask,
+  uploadTaskAttachment,
+} from './utils/tasks';
 import { TestUser } from './utils/users';
 
 const error = (code: string) => ({ error: expect.any(String), code });
@@ -62,7 +68,9 @@ describe('task attachments and GET /files/:fileKey', () => {
       createdAt: expect.stringMatching(/Z$/),
     });
     expect(storedKeys()).toContain(res.body.fileKey);
-    expect((await ctx.http.get(`/tasks/${task.id}`).set('Authorization', cls.member.auth)).body.attachments).toEqual([res.body]);
+    expect(
+      (await ctx.http.get(`/tasks/${task.id}`).set('Authorization', cls.member.auth)).body.attachments,
+    ).toEqual([res.body]);
 
     for (const user of [cls.member, cls.owner, cls.admin]) {
       const file = await download(res.body.url, user);
@@ -100,7 +108,10 @@ describe('task attachments and GET /files/:fileKey', () => {
 
   it('answers 400 without a file part', async () => {
     const task = await createTask(ctx, cls.classId, cls.owner);
-    const res = await ctx.http.post(`/tasks/${task.id}/attachments`).set('Authorization', cls.owner.auth).field('note', 'x');
+    const res = await ctx.http
+      .post(`/tasks/${task.id}/attachments`)
+      .set('Authorization', cls.owner.auth)
+      .field('note', 'x');
     expect(res.status).toBe(400);
     expect(res.body).toEqual(error('VALIDATION_ERROR'));
     const empty = await ctx.http.post(`/tasks/${task.id}/attachments`).set('Authorization', cls.owner.auth);
@@ -113,13 +124,18 @@ describe('task attachments and GET /files/:fileKey', () => {
     expect((await upload(task.id, cls.member, Buffer.from('x'))).body).toEqual(error('FORBIDDEN'));
     expect((await upload(task.id, cls.outsider, Buffer.from('x'))).body).toEqual(error('FORBIDDEN'));
     expect((await upload(task.id, null, Buffer.from('x'))).body).toEqual(error('UNAUTHORIZED'));
-    expect((await upload('00000000-0000-4000-8000-000000000000', cls.owner, Buffer.from('x'))).body).toEqual(error('NOT_FOUND'));
+    expect((await upload('00000000-0000-4000-8000-000000000000', cls.owner, Buffer.from('x'))).body).toEqual(
+      error('NOT_FOUND'),
+    );
     await expectStoredCount(before);
   });
 
   it('serves task files to whoever can see the task only', async () => {
     const draft = await createDraft(ctx, cls.classId, cls.owner);
-    const attachment = await uploadTaskAttachment(ctx, draft.id, cls.owner, { name: 'a.txt', content: 'draft notes' });
+    const attachment = await uploadTaskAttachment(ctx, draft.id, cls.owner, {
+      name: 'a.txt',
+      content: 'draft notes',
+    });
     expect((await download(attachment.url, cls.admin)).status).toBe(200);
     expect((await download(attachment.url, cls.member)).status).toBe(404);
     const outsider = await download(attachment.url, cls.outsider);
@@ -135,7 +151,10 @@ describe('task attachments and GET /files/:fileKey', () => {
   it('serves submission files to the submitter and the class OWNER/ADMIN only', async () => {
     const task = await createTask(ctx, cls.classId, cls.owner);
     const classmate = (await createClassWithRoles(ctx)).member;
-    await ctx.db.query(`INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, 'MEMBER')`, [cls.classId, classmate.id]);
+    await ctx.db.query(`INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, 'MEMBER')`, [
+      cls.classId,
+      classmate.id,
+    ]);
     const content = randomBytes(3000);
     const stored = await ctx.app.get(FileStorage).put(Readable.from([content]), MAX_BYTES);
     await ctx.db.query(
@@ -157,7 +176,10 @@ describe('task attachments and GET /files/:fileKey', () => {
   it('DELETE /tasks/:taskId/attachments/:id removes row and file; OWNER/ADMIN only', async () => {
     const task = await createTask(ctx, cls.classId, cls.owner);
     const otherTask = await createTask(ctx, cls.classId, cls.owner);
-    const attachment = await uploadTaskAttachment(ctx, task.id, cls.owner, { name: 'x.bin', content: 'bytes' });
+    const attachment = await uploadTaskAttachment(ctx, task.id, cls.owner, {
+      name: 'x.bin',
+      content: 'bytes',
+    });
     const remove = (taskId: string, user: TestUser | null) => {
       const req = ctx.http.delete(`/tasks/${taskId}/attachments/${attachment.id}`);
       return user ? req.set('Authorization', user.auth) : req;
@@ -166,12 +188,17 @@ describe('task attachments and GET /files/:fileKey', () => {
     expect((await remove(task.id, cls.outsider)).body).toEqual(error('FORBIDDEN'));
     expect((await remove(task.id, null)).status).toBe(401);
     expect((await remove(otherTask.id, cls.owner)).body).toEqual(error('NOT_FOUND'));
-    expect((await ctx.http.delete(`/tasks/${task.id}/attachments/nope`).set('Authorization', cls.owner.auth)).status).toBe(400);
+    expect(
+      (await ctx.http.delete(`/tasks/${task.id}/attachments/nope`).set('Authorization', cls.owner.auth))
+        .status,
+    ).toBe(400);
     expect(storedKeys()).toContain(attachment.fileKey);
 
     await remove(task.id, cls.admin).expect(204);
     expect(storedKeys()).not.toContain(attachment.fileKey);
-    expect((await ctx.http.get(`/tasks/${task.id}`).set('Authorization', cls.owner.auth)).body.attachments).toEqual([]);
+    expect(
+      (await ctx.http.get(`/tasks/${task.id}`).set('Authorization', cls.owner.auth)).body.attachments,
+    ).toEqual([]);
     expect((await download(attachment.url, cls.owner)).status).toBe(404);
     expect((await remove(task.id, cls.owner)).body).toEqual(error('NOT_FOUND'));
   });
@@ -179,17 +206,30 @@ describe('task attachments and GET /files/:fileKey', () => {
   it('deleting a task removes its files from disk, whether hard or soft', async () => {
     const hard = await createTask(ctx, cls.classId, cls.owner);
     const soft = await createTask(ctx, cls.classId, cls.owner);
-    const hardFiles = await Promise.all([1, 2].map((n) => uploadTaskAttachment(ctx, hard.id, cls.owner, { name: `${n}.txt`, content: `${n}` })));
+    const hardFiles = await Promise.all(
+      [1, 2].map((n) => uploadTaskAttachment(ctx, hard.id, cls.owner, { name: `${n}.txt`, content: `${n}` })),
+    );
     const softFile = await uploadTaskAttachment(ctx, soft.id, cls.owner, { name: 's.txt', content: 's' });
-    await ctx.db.query(`INSERT INTO submissions (task_id, user_id) VALUES ($1, $2)`, [soft.id, cls.member.id]);
+    await ctx.db.query(`INSERT INTO submissions (task_id, user_id) VALUES ($1, $2)`, [
+      soft.id,
+      cls.member.id,
+    ]);
 
     await ctx.http.delete(`/tasks/${hard.id}`).set('Authorization', cls.owner.auth).expect(204);
     for (const file of hardFiles) expect(storedKeys()).not.toContain(file.fileKey);
-    expect((await ctx.db.query(`SELECT count(*)::int AS n FROM task_attachments WHERE task_id = $1`, [hard.id]))[0].n).toBe(0);
+    expect(
+      (await ctx.db.query(`SELECT count(*)::int AS n FROM task_attachments WHERE task_id = $1`, [hard.id]))[0]
+        .n,
+    ).toBe(0);
 
     await ctx.http.delete(`/tasks/${soft.id}`).set('Authorization', cls.owner.auth).expect(204);
     expect(storedKeys()).not.toContain(softFile.fileKey);
-    expect((await ctx.db.query(`SELECT count(*)::int AS n FROM task_attachments WHERE task_id = $1`, [soft.id]))[0].n).toBe(0);
-    expect((await ctx.db.query(`SELECT count(*)::int AS n FROM tasks WHERE id = $1`, [soft.id]))[0].n).toBe(1);
+    expect(
+      (await ctx.db.query(`SELECT count(*)::int AS n FROM task_attachments WHERE task_id = $1`, [soft.id]))[0]
+        .n,
+    ).toBe(0);
+    expect((await ctx.db.query(`SELECT count(*)::int AS n FROM tasks WHERE id = $1`, [soft.id]))[0].n).toBe(
+      1,
+    );
   });
 });

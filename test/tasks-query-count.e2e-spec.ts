@@ -57,7 +57,10 @@ describe('task lists cost a fixed number of SQL statements', () => {
     await ctx.close();
   });
 
-  const measure = async (path: string, user: TestUser): Promise<{ statements: string[]; body: TaskJson[] }> => {
+  const measure = async (
+    path: string,
+    user: TestUser,
+  ): Promise<{ statements: string[]; body: TaskJson[] }> => {
     let body: TaskJson[] = [];
     const statements = await counter.record(async () => {
       const res = await ctx.http.get(path).set('Authorization', user.auth).expect(200);
@@ -70,7 +73,8 @@ describe('task lists cost a fixed number of SQL statements', () => {
     await seed(ctx, cls, 3, 2);
     const paths = [`/classes/${cls.classId}/tasks`, '/tasks/mine'];
     const small = [];
-    for (const path of paths) for (const user of [cls.member, cls.owner]) small.push(await measure(path, user));
+    for (const path of paths)
+      for (const user of [cls.member, cls.owner]) small.push(await measure(path, user));
     for (const { body } of small) expect(body).toHaveLength(3);
 
     await seed(ctx, cls, 297, 60);

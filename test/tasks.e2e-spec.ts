@@ -90,15 +90,21 @@ describe('tasks', () => {
 
     it('refuses MEMBERs and non-members (403), unknown classes (404), missing tokens (401)', async () => {
       const body = { title: 'Nope' };
-      expect((await call('post', `/classes/${cls.classId}/tasks`, cls.member, body)).body).toEqual(error('FORBIDDEN'));
+      expect((await call('post', `/classes/${cls.classId}/tasks`, cls.member, body)).body).toEqual(
+        error('FORBIDDEN'),
+      );
       const outsider = await call('post', `/classes/${cls.classId}/tasks`, cls.outsider, body);
       expect(outsider.status).toBe(403);
       expect(outsider.body).toEqual(error('FORBIDDEN'));
-      expect((await call('post', `/classes/${UNKNOWN_ID}/tasks`, cls.owner, body)).body).toEqual(error('NOT_FOUND'));
+      expect((await call('post', `/classes/${UNKNOWN_ID}/tasks`, cls.owner, body)).body).toEqual(
+        error('NOT_FOUND'),
+      );
       const anonymous = await call('post', `/classes/${cls.classId}/tasks`, null, body);
       expect(anonymous.status).toBe(401);
       expect(anonymous.body).toEqual(error('UNAUTHORIZED'));
-      expect((await call('post', `/classes/not-a-uuid/tasks`, cls.owner, body)).body).toEqual(error('VALIDATION_ERROR'));
+      expect((await call('post', `/classes/not-a-uuid/tasks`, cls.owner, body)).body).toEqual(
+        error('VALIDATION_ERROR'),
+      );
     });
 
     it.each<[string, object]>([
@@ -110,14 +116,26 @@ describe('tasks', () => {
       ['a description over 100,000 characters', { title: 'T', description: 'x'.repeat(100_001) }],
       ['a timestamp without offset', { title: 'T', dueAt: '2030-01-01T10:00:00' }],
       ['a date only', { title: 'T', startAt: '2030-01-01' }],
-      ['dueAt before startAt', { title: 'T', startAt: '2030-01-02T00:00:00Z', dueAt: '2030-01-01T00:00:00Z' }],
+      [
+        'dueAt before startAt',
+        { title: 'T', startAt: '2030-01-02T00:00:00Z', dueAt: '2030-01-01T00:00:00Z' },
+      ],
       ['allowLateSubmission null', { title: 'T', allowLateSubmission: null }],
       ['allowLateSubmission as a string', { title: 'T', allowLateSubmission: 'yes' }],
       ['blockedBy with a non-UUID', { title: 'T', blockedBy: ['nope'] }],
       ['blockedBy null', { title: 'T', blockedBy: null }],
       ['blockedBy with an unknown task', { title: 'T', blockedBy: [UNKNOWN_ID] }],
       ['blockedBy with duplicates', { title: 'T', blockedBy: [UNKNOWN_ID, UNKNOWN_ID] }],
-      ['blockedBy over 50 ids', { title: 'T', blockedBy: Array.from({ length: 51 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`) }],
+      [
+        'blockedBy over 50 ids',
+        {
+          title: 'T',
+          blockedBy: Array.from(
+            { length: 51 },
+            (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+          ),
+        },
+      ],
       ['an unknown field', { title: 'T', points: 10 }],
       ['sourceText (drafts only)', { title: 'T', sourceText: 'x' }],
     ])('answers 400 for %s', async (_case, body) => {
@@ -128,14 +146,21 @@ describe('tasks', () => {
 
     it('accepts 200-character titles, equal start and due times and 50 blockers', async () => {
       const at = '2030-01-01T00:00:00.000Z';
-      await call('post', `/classes/${cls.classId}/tasks`, cls.owner, { title: 'x'.repeat(200), startAt: at, dueAt: at }).expect(201);
+      await call('post', `/classes/${cls.classId}/tasks`, cls.owner, {
+        title: 'x'.repeat(200),
+        startAt: at,
+        dueAt: at,
+      }).expect(201);
       const [{ ids }] = await ctx.db.query(
         `WITH made AS (INSERT INTO tasks (class_id, title, is_published, published_at)
                        SELECT $1, 'blocker ' || g, true, now() FROM generate_series(1, 50) g RETURNING id)
          SELECT array_agg(id) AS ids FROM made`,
         [cls.classId],
       );
-      const res = await call('post', `/classes/${cls.classId}/tasks`, cls.owner, { title: 'Capstone', blockedBy: ids });
+      const res = await call('post', `/classes/${cls.classId}/tasks`, cls.owner, {
+        title: 'Capstone',
+        blockedBy: ids,
+      });
       expect(res.status).toBe(201);
       expect(res.body.blockedBy).toHaveLength(50);
       await ctx.db.query(`DELETE FROM tasks WHERE id = ANY($1::uuid[])`, [ids]);
@@ -143,18 +168,26 @@ describe('tasks', () => {
 
     it('refuses blockers of another class and deleted blockers', async () => {
       const foreign = await createTask(ctx, other.classId, other.owner);
-      const res = await call('post', `/classes/${cls.classId}/tasks`, cls.owner, { title: 'T', blockedBy: [foreign.id] });
+      const res = await call('post', `/classes/${cls.classId}/tasks`, cls.owner, {
+        title: 'T',
+        blockedBy: [foreign.id],
+      });
       expect(res.status).toBe(400);
       expect(res.body).toEqual(error('VALIDATION_ERROR'));
       const gone = await createTask(ctx, cls.classId, cls.owner);
       await ctx.db.query(`UPDATE tasks SET deleted_at = now() WHERE id = $1`, [gone.id]);
-      expect((await call('post', `/classes/${cls.classId}/tasks`, cls.owner, { title: 'T', blockedBy: [gone.id] })).status).toBe(400);
+      expect(
+        (await call('post', `/classes/${cls.classId}/tasks`, cls.owner, { title: 'T', blockedBy: [gone.id] }))
+          .status,
+      ).toBe(400);
     });
   });
 
   describe('drafts', () => {
     it('creates drafts (201, unpublished, "Untitled Draft" by default) that no task list shows', async () => {
-      const res = await call('post', `/classes/${cls.classId}/tasks/drafts`, cls.admin, { sourceText: 'Essay due Friday' });
+      const res = await call('post', `/classes/${cls.classId}/tasks/drafts`, cls.admin, {
+        sourceText: 'Essay due Friday',
+      });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({
         title: 'Untitled Draft',
@@ -165,37 +198,54 @@ describe('tasks', () => {
         attachments: [],
         stats: { memberCount: 3, viewedCount: 0, submittedCount: 0 },
       });
-      for (const user of [cls.owner, cls.admin, cls.member]) expect(await listIds(cls.classId, user)).not.toContain(res.body.id);
+      for (const user of [cls.owner, cls.admin, cls.member])
+        expect(await listIds(cls.classId, user)).not.toContain(res.body.id);
       const mine = await call('get', '/tasks/mine', cls.admin).expect(200);
       expect(mine.body.map((t: TaskJson) => t.id)).not.toContain(res.body.id);
     });
 
     it('validates drafts like tasks, but allows an empty title', async () => {
       await call('post', `/classes/${cls.classId}/tasks/drafts`, cls.owner, { title: '' }).expect(201);
-      for (const body of [{ sourceText: 'x'.repeat(20_001) }, { dueAt: 'tomorrow' }, { blockedBy: [UNKNOWN_ID] }, { title: null }]) {
+      for (const body of [
+        { sourceText: 'x'.repeat(20_001) },
+        { dueAt: 'tomorrow' },
+        { blockedBy: [UNKNOWN_ID] },
+        { title: null },
+      ]) {
         const res = await call('post', `/classes/${cls.classId}/tasks/drafts`, cls.owner, body);
         expect(res.status).toBe(400);
         expect(res.body).toEqual(error('VALIDATION_ERROR'));
       }
     });
 
-    it('GET drafts/mine answers the caller\'s newest draft of that class, or null', async () => {
+    it("GET drafts/mine answers the caller's newest draft of that class, or null", async () => {
       const fresh = await createClassWithRoles(ctx);
-      expect((await call('get', `/classes/${fresh.classId}/tasks/drafts/mine`, fresh.owner).expect(200)).body).toEqual({ draft: null });
+      expect(
+        (await call('get', `/classes/${fresh.classId}/tasks/drafts/mine`, fresh.owner).expect(200)).body,
+      ).toEqual({ draft: null });
       await createDraft(ctx, fresh.classId, fresh.owner, { title: 'older' });
       const newer = await createDraft(ctx, fresh.classId, fresh.owner, { title: 'newer' });
       await createDraft(ctx, fresh.classId, fresh.admin, { title: 'the admin draft' });
       await createTask(ctx, fresh.classId, fresh.owner, { title: 'published' });
       const res = await call('get', `/classes/${fresh.classId}/tasks/drafts/mine`, fresh.owner).expect(200);
       expect(res.body.draft).toEqual(await detail(newer.id, fresh.owner));
-      expect((await call('get', `/classes/${fresh.classId}/tasks/drafts/mine`, fresh.admin)).body.draft.title).toBe('the admin draft');
+      expect(
+        (await call('get', `/classes/${fresh.classId}/tasks/drafts/mine`, fresh.admin)).body.draft.title,
+      ).toBe('the admin draft');
     });
 
     it('is for OWNER and ADMIN only', async () => {
-      for (const path of [`/classes/${cls.classId}/tasks/drafts`, `/classes/${cls.classId}/tasks/drafts/mine`]) {
+      for (const path of [
+        `/classes/${cls.classId}/tasks/drafts`,
+        `/classes/${cls.classId}/tasks/drafts/mine`,
+      ]) {
         const method = path.endsWith('mine') ? 'get' : 'post';
-        expect((await call(method, path, cls.member, method === 'post' ? {} : undefined)).body).toEqual(error('FORBIDDEN'));
-        expect((await call(method, path, cls.outsider, method === 'post' ? {} : undefined)).body).toEqual(error('FORBIDDEN'));
+        expect((await call(method, path, cls.member, method === 'post' ? {} : undefined)).body).toEqual(
+          error('FORBIDDEN'),
+        );
+        expect((await call(method, path, cls.outsider, method === 'post' ? {} : undefined)).body).toEqual(
+          error('FORBIDDEN'),
+        );
         expect((await call(method, path, null)).status).toBe(401);
       }
     });
@@ -211,18 +261,25 @@ describe('tasks', () => {
     beforeAll(async () => {
       const fresh = await createClassWithRoles(ctx);
       visibilityClass = fresh;
-      visible = await createTask(ctx, fresh.classId, fresh.owner, { title: 'visible', startAt: '2020-01-01T00:00:00Z' });
+      visible = await createTask(ctx, fresh.classId, fresh.owner, {
+        title: 'visible',
+        startAt: '2020-01-01T00:00:00Z',
+      });
       scheduled = await createTask(ctx, fresh.classId, fresh.owner, { title: 'scheduled', startAt: FUTURE });
       draft = await createDraft(ctx, fresh.classId, fresh.owner, { title: 'draft' });
       deleted = await createTask(ctx, fresh.classId, fresh.owner, { title: 'deleted' });
-      await ctx.db.query(`INSERT INTO submissions (task_id, user_id) VALUES ($1, $2)`, [deleted.id, fresh.member.id]);
+      await ctx.db.query(`INSERT INTO submissions (task_id, user_id) VALUES ($1, $2)`, [
+        deleted.id,
+        fresh.member.id,
+      ]);
       await call('delete', `/tasks/${deleted.id}`, fresh.owner).expect(204);
     });
 
     it('lists started tasks to a MEMBER and scheduled ones too to OWNER and ADMIN; never drafts or deleted', async () => {
       const { classId, owner, admin, member } = visibilityClass;
       expect(await listIds(classId, member)).toEqual([visible.id]);
-      for (const manager of [owner, admin]) expect((await listIds(classId, manager)).sort()).toEqual([visible.id, scheduled.id].sort());
+      for (const manager of [owner, admin])
+        expect((await listIds(classId, manager)).sort()).toEqual([visible.id, scheduled.id].sort());
     });
 
     it('GET /tasks/:taskId: 404 for a MEMBER on drafts and scheduled tasks, 404 for everyone once deleted', async () => {
@@ -233,12 +290,15 @@ describe('tasks', () => {
         expect(res.body).toEqual(error('NOT_FOUND'));
         expect((await call('get', `/tasks/${hidden.id}`, admin)).status).toBe(200);
       }
-      for (const user of [owner, admin, member]) expect((await call('get', `/tasks/${deleted.id}`, user)).body).toEqual(error('NOT_FOUND'));
+      for (const user of [owner, admin, member])
+        expect((await call('get', `/tasks/${deleted.id}`, user)).body).toEqual(error('NOT_FOUND'));
     });
 
     it('makes a scheduled task visible once its start has passed', async () => {
       const { member } = visibilityClass;
-      await ctx.db.query(`UPDATE tasks SET start_at = now() - interval '1 minute' WHERE id = $1`, [scheduled.id]);
+      await ctx.db.query(`UPDATE tasks SET start_at = now() - interval '1 minute' WHERE id = $1`, [
+        scheduled.id,
+      ]);
       expect((await call('get', `/tasks/${scheduled.id}`, member)).status).toBe(200);
       await ctx.db.query(`UPDATE tasks SET start_at = $2 WHERE id = $1`, [scheduled.id, FUTURE]);
     });
@@ -246,7 +306,9 @@ describe('tasks', () => {
     it('answers 403 to non-members, 401 without token, 400 for a malformed id, 404 for an unknown one', async () => {
       const { outsider, owner } = visibilityClass;
       expect((await call('get', `/tasks/${visible.id}`, outsider)).body).toEqual(error('FORBIDDEN'));
-      expect((await call('get', `/classes/${visibilityClass.classId}/tasks`, outsider)).body).toEqual(error('FORBIDDEN'));
+      expect((await call('get', `/classes/${visibilityClass.classId}/tasks`, outsider)).body).toEqual(
+        error('FORBIDDEN'),
+      );
       expect((await call('get', `/tasks/${visible.id}`, null)).body).toEqual(error('UNAUTHORIZED'));
       expect((await call('get', `/classes/${visibilityClass.classId}/tasks`, null)).status).toBe(401);
       expect((await call('get', `/tasks/not-a-uuid`, owner)).body).toEqual(error('VALIDATION_ERROR'));
@@ -258,9 +320,15 @@ describe('tasks', () => {
   describe('GET /classes/:classId/tasks and GET /tasks/:taskId for a member', () => {
     it('answers TaskSummary fields only, with counts, the caller state and nearest deadline first', async () => {
       const fresh = await createClassWithRoles(ctx);
-      const late = await createTask(ctx, fresh.classId, fresh.owner, { title: 'late', dueAt: '2031-01-01T00:00:00Z' });
+      const late = await createTask(ctx, fresh.classId, fresh.owner, {
+        title: 'late',
+        dueAt: '2031-01-01T00:00:00Z',
+      });
       const open = await createTask(ctx, fresh.classId, fresh.owner, { title: 'open', description: 'body' });
-      const soon = await createTask(ctx, fresh.classId, fresh.owner, { title: 'soon', dueAt: '2030-01-01T00:00:00Z' });
+      const soon = await createTask(ctx, fresh.classId, fresh.owner, {
+        title: 'soon',
+        dueAt: '2030-01-01T00:00:00Z',
+      });
       const submittedAt = await submit(soon.id, fresh.member);
       await submit(soon.id, fresh.admin);
       const res = await call('get', `/classes/${fresh.classId}/tasks`, fresh.member).expect(200);
@@ -290,7 +358,11 @@ describe('tasks', () => {
 
       const memberDetail = await detail(soon.id, fresh.member);
       expect(memberDetail).toEqual({ ...res.body[0], description: null, attachments: [], stats: null });
-      expect((await detail(soon.id, fresh.owner)).stats).toEqual({ memberCount: 3, viewedCount: 0, submittedCount: 2 });
+      expect((await detail(soon.id, fresh.owner)).stats).toEqual({
+        memberCount: 3,
+        viewedCount: 0,
+        submittedCount: 2,
+      });
     });
 
     it('counts only current members, and GET /tasks/:taskId records no view', async () => {
@@ -299,9 +371,20 @@ describe('tasks', () => {
       await submit(task.id, fresh.member);
       await call('post', `/tasks/${task.id}/view`, fresh.member).expect(204);
       await detail(task.id, fresh.admin);
-      expect((await detail(task.id, fresh.owner)).stats).toEqual({ memberCount: 3, viewedCount: 1, submittedCount: 1 });
-      await ctx.db.query(`DELETE FROM class_members WHERE class_id = $1 AND user_id = $2`, [fresh.classId, fresh.member.id]);
-      expect((await detail(task.id, fresh.owner)).stats).toEqual({ memberCount: 2, viewedCount: 0, submittedCount: 0 });
+      expect((await detail(task.id, fresh.owner)).stats).toEqual({
+        memberCount: 3,
+        viewedCount: 1,
+        submittedCount: 1,
+      });
+      await ctx.db.query(`DELETE FROM class_members WHERE class_id = $1 AND user_id = $2`, [
+        fresh.classId,
+        fresh.member.id,
+      ]);
+      expect((await detail(task.id, fresh.owner)).stats).toEqual({
+        memberCount: 2,
+        viewedCount: 0,
+        submittedCount: 0,
+      });
     });
   });
 
@@ -312,22 +395,50 @@ describe('tasks', () => {
         startAt: '2020-01-01T00:00:00Z',
         dueAt: '2030-01-01T00:00:00Z',
       });
-      const res = await call('patch', `/tasks/${task.id}`, cls.admin, { title: 'Renamed', allowLateSubmission: false });
+      const res = await call('patch', `/tasks/${task.id}`, cls.admin, {
+        title: 'Renamed',
+        allowLateSubmission: false,
+      });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ title: 'Renamed', allowLateSubmission: false, description: 'old', dueAt: '2030-01-01T00:00:00.000Z' });
+      expect(res.body).toMatchObject({
+        title: 'Renamed',
+        allowLateSubmission: false,
+        description: 'old',
+        dueAt: '2030-01-01T00:00:00.000Z',
+      });
       expect(Date.parse(res.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(task.updatedAt));
-      const cleared = await call('patch', `/tasks/${task.id}`, cls.owner, { description: null, startAt: null, dueAt: null });
-      expect(cleared.body).toMatchObject({ description: null, startAt: null, dueAt: null, title: 'Renamed', publishedAt: task.publishedAt });
+      const cleared = await call('patch', `/tasks/${task.id}`, cls.owner, {
+        description: null,
+        startAt: null,
+        dueAt: null,
+      });
+      expect(cleared.body).toMatchObject({
+        description: null,
+        startAt: null,
+        dueAt: null,
+        title: 'Renamed',
+        publishedAt: task.publishedAt,
+      });
     });
 
     it('checks dueAt against the stored startAt and refuses an empty title on a published task', async () => {
       const task = await createTask(ctx, cls.classId, cls.owner, { startAt: '2030-01-10T00:00:00Z' });
-      for (const body of [{ dueAt: '2030-01-09T00:00:00Z' }, { title: '' }, { title: '  ' }, { title: null }, { allowLateSubmission: null }, { foo: 1 }]) {
+      for (const body of [
+        { dueAt: '2030-01-09T00:00:00Z' },
+        { title: '' },
+        { title: '  ' },
+        { title: null },
+        { allowLateSubmission: null },
+        { foo: 1 },
+      ]) {
         const res = await call('patch', `/tasks/${task.id}`, cls.owner, body);
         expect(res.status).toBe(400);
         expect(res.body).toEqual(error('VALIDATION_ERROR'));
       }
-      await call('patch', `/tasks/${task.id}`, cls.owner, { startAt: null, dueAt: '2030-01-09T00:00:00Z' }).expect(200);
+      await call('patch', `/tasks/${task.id}`, cls.owner, {
+        startAt: null,
+        dueAt: '2030-01-09T00:00:00Z',
+      }).expect(200);
     });
 
     it('works on drafts, where the title may be empty', async () => {
@@ -339,21 +450,32 @@ describe('tasks', () => {
 
     it('is for OWNER and ADMIN only', async () => {
       const task = await createTask(ctx, cls.classId, cls.owner);
-      expect((await call('patch', `/tasks/${task.id}`, cls.member, { title: 'x' })).body).toEqual(error('FORBIDDEN'));
-      expect((await call('patch', `/tasks/${task.id}`, cls.outsider, { title: 'x' })).body).toEqual(error('FORBIDDEN'));
+      expect((await call('patch', `/tasks/${task.id}`, cls.member, { title: 'x' })).body).toEqual(
+        error('FORBIDDEN'),
+      );
+      expect((await call('patch', `/tasks/${task.id}`, cls.outsider, { title: 'x' })).body).toEqual(
+        error('FORBIDDEN'),
+      );
       expect((await call('patch', `/tasks/${task.id}`, null, { title: 'x' })).status).toBe(401);
-      expect((await call('patch', `/tasks/${UNKNOWN_ID}`, cls.owner, { title: 'x' })).body).toEqual(error('NOT_FOUND'));
+      expect((await call('patch', `/tasks/${UNKNOWN_ID}`, cls.owner, { title: 'x' })).body).toEqual(
+        error('NOT_FOUND'),
+      );
       const draft = await createDraft(ctx, cls.classId, cls.owner);
-      expect((await call('patch', `/tasks/${draft.id}`, cls.member, { title: 'x' })).body).toEqual(error('NOT_FOUND'));
+      expect((await call('patch', `/tasks/${draft.id}`, cls.member, { title: 'x' })).body).toEqual(
+        error('NOT_FOUND'),
+      );
       expect((await detail(task.id, cls.owner)).title).toBe(task.title);
     });
   });
 
   describe('blockedBy', () => {
-    const setBlockers = (taskId: string, blockedBy: string[]) => call('patch', `/tasks/${taskId}`, cls.owner, { blockedBy });
+    const setBlockers = (taskId: string, blockedBy: string[]) =>
+      call('patch', `/tasks/${taskId}`, cls.owner, { blockedBy });
 
     it('refuses the task itself, unknown tasks, tasks of another class and cycles of any length', async () => {
-      const [a, b, c, d] = await Promise.all(['A', 'B', 'C', 'D'].map((title) => createTask(ctx, cls.classId, cls.owner, { title })));
+      const [a, b, c, d] = await Promise.all(
+        ['A', 'B', 'C', 'D'].map((title) => createTask(ctx, cls.classId, cls.owner, { title })),
+      );
       const foreign = await createTask(ctx, other.classId, other.owner);
       for (const blockers of [[a.id], [UNKNOWN_ID], [foreign.id]]) {
         const res = await setBlockers(a.id, blockers);
@@ -377,9 +499,13 @@ describe('tasks', () => {
       const fresh = await createClassWithRoles(ctx);
       const first = await createTask(ctx, fresh.classId, fresh.owner, { title: 'first' });
       const second = await createTask(ctx, fresh.classId, fresh.owner, { title: 'second' });
-      const capstone = await createTask(ctx, fresh.classId, fresh.owner, { title: 'capstone', blockedBy: [first.id, second.id] });
+      const capstone = await createTask(ctx, fresh.classId, fresh.owner, {
+        title: 'capstone',
+        blockedBy: [first.id, second.id],
+      });
       const lockOf = async (user: TestUser) => {
-        const list = (await call('get', `/classes/${fresh.classId}/tasks`, user).expect(200)).body as TaskJson[];
+        const list = (await call('get', `/classes/${fresh.classId}/tasks`, user).expect(200))
+          .body as TaskJson[];
         const listed = list.find((t) => t.id === capstone.id)!.isLocked;
         expect((await detail(capstone.id, user)).isLocked).toBe(listed);
         return listed;
@@ -412,11 +538,21 @@ describe('tasks', () => {
   describe('POST /tasks/:taskId/publish', () => {
     it('publishes a draft with optional fields; publishing again changes nothing', async () => {
       const draft = await createDraft(ctx, cls.classId, cls.owner, { title: 'Draft' });
-      const res = await call('post', `/tasks/${draft.id}/publish`, cls.admin, { title: 'Final', dueAt: '2030-02-01T00:00:00Z' });
+      const res = await call('post', `/tasks/${draft.id}/publish`, cls.admin, {
+        title: 'Final',
+        dueAt: '2030-02-01T00:00:00Z',
+      });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ id: draft.id, title: 'Final', dueAt: '2030-02-01T00:00:00.000Z', isPublished: true });
+      expect(res.body).toMatchObject({
+        id: draft.id,
+        title: 'Final',
+        dueAt: '2030-02-01T00:00:00.000Z',
+        isPublished: true,
+      });
       expect(res.body.publishedAt).toMatch(ISO);
-      const [row] = await ctx.db.query(`SELECT is_published, published_at FROM tasks WHERE id = $1`, [draft.id]);
+      const [row] = await ctx.db.query(`SELECT is_published, published_at FROM tasks WHERE id = $1`, [
+        draft.id,
+      ]);
       expect(row.published_at.toISOString()).toBe(res.body.publishedAt);
       expect(await listIds(cls.classId, cls.member)).toContain(draft.id);
 
@@ -427,15 +563,25 @@ describe('tasks', () => {
 
     it('refuses an empty title (400) and invalid fields; MEMBERs cannot see drafts (404) nor publish (403)', async () => {
       const draft = await createDraft(ctx, cls.classId, cls.owner, { title: '' });
-      expect((await call('post', `/tasks/${draft.id}/publish`, cls.owner, {})).body).toEqual(error('VALIDATION_ERROR'));
+      expect((await call('post', `/tasks/${draft.id}/publish`, cls.owner, {})).body).toEqual(
+        error('VALIDATION_ERROR'),
+      );
       expect((await call('post', `/tasks/${draft.id}/publish`, cls.owner, { title: ' ' })).status).toBe(400);
-      expect((await call('post', `/tasks/${draft.id}/publish`, cls.owner, { title: 'T', dueAt: 'soon' })).status).toBe(400);
+      expect(
+        (await call('post', `/tasks/${draft.id}/publish`, cls.owner, { title: 'T', dueAt: 'soon' })).status,
+      ).toBe(400);
       expect((await detail(draft.id, cls.owner)).isPublished).toBe(false);
-      expect((await call('post', `/tasks/${draft.id}/publish`, cls.member, {})).body).toEqual(error('NOT_FOUND'));
-      expect((await call('post', `/tasks/${draft.id}/publish`, cls.outsider, {})).body).toEqual(error('FORBIDDEN'));
+      expect((await call('post', `/tasks/${draft.id}/publish`, cls.member, {})).body).toEqual(
+        error('NOT_FOUND'),
+      );
+      expect((await call('post', `/tasks/${draft.id}/publish`, cls.outsider, {})).body).toEqual(
+        error('FORBIDDEN'),
+      );
       expect((await call('post', `/tasks/${draft.id}/publish`, null, {})).status).toBe(401);
       const published = await createTask(ctx, cls.classId, cls.owner);
-      expect((await call('post', `/tasks/${published.id}/publish`, cls.member, {})).body).toEqual(error('FORBIDDEN'));
+      expect((await call('post', `/tasks/${published.id}/publish`, cls.member, {})).body).toEqual(
+        error('FORBIDDEN'),
+      );
     });
 
     it('keeps a future startAt: the task stays hidden from MEMBERs until then', async () => {
@@ -465,11 +611,15 @@ describe('tasks', () => {
       const task = await createTask(ctx, cls.classId, cls.owner, { description: 'secret body' });
       await submit(task.id, cls.member);
       await call('delete', `/tasks/${task.id}`, cls.owner).expect(204);
-      const [row] = await ctx.db.query(`SELECT deleted_at, description, title FROM tasks WHERE id = $1`, [task.id]);
+      const [row] = await ctx.db.query(`SELECT deleted_at, description, title FROM tasks WHERE id = $1`, [
+        task.id,
+      ]);
       expect(row.deleted_at).toBeInstanceOf(Date);
       expect(row.description).toBeNull();
       expect(row.title).toBe(task.title);
-      expect((await ctx.db.query(`SELECT count(*)::int AS n FROM submissions WHERE task_id = $1`, [task.id]))[0].n).toBe(1);
+      expect(
+        (await ctx.db.query(`SELECT count(*)::int AS n FROM submissions WHERE task_id = $1`, [task.id]))[0].n,
+      ).toBe(1);
       for (const user of [cls.owner, cls.member]) {
         expect((await call('get', `/tasks/${task.id}`, user)).body).toEqual(error('NOT_FOUND'));
         expect(await listIds(cls.classId, user)).not.toContain(task.id);
@@ -498,7 +648,12 @@ describe('tasks', () => {
       expect(viewedAt).toMatch(ISO);
       await new Promise((resolve) => setTimeout(resolve, 20));
       await call('post', `/tasks/${task.id}/view`, cls.member).expect(204);
-      expect((await detail(task.id, cls.member)).userState).toEqual({ viewedAt, tags: [], sortOrder: null, submittedAt: null });
+      expect((await detail(task.id, cls.member)).userState).toEqual({
+        viewedAt,
+        tags: [],
+        sortOrder: null,
+        submittedAt: null,
+      });
       expect((await detail(task.id, cls.owner)).userState).toBeNull();
     });
 
@@ -506,11 +661,24 @@ describe('tasks', () => {
       const task = await createTask(ctx, cls.classId, cls.owner);
       const tagged = await call('patch', `/tasks/${task.id}/state`, cls.member, { tags: [' math ', '作业'] });
       expect(tagged.status).toBe(200);
-      expect(tagged.body).toEqual({ viewedAt: null, tags: ['math', '作业'], sortOrder: null, submittedAt: null });
+      expect(tagged.body).toEqual({
+        viewedAt: null,
+        tags: ['math', '作业'],
+        sortOrder: null,
+        submittedAt: null,
+      });
       const sorted = await call('patch', `/tasks/${task.id}/state`, cls.member, { sortOrder: 2.5 });
-      expect(sorted.body).toEqual({ viewedAt: null, tags: ['math', '作业'], sortOrder: 2.5, submittedAt: null });
+      expect(sorted.body).toEqual({
+        viewedAt: null,
+        tags: ['math', '作业'],
+        sortOrder: 2.5,
+        submittedAt: null,
+      });
       const submittedAt = await submit(task.id, cls.member);
-      const cleared = await call('patch', `/tasks/${task.id}/state`, cls.member, { tags: [], sortOrder: null });
+      const cleared = await call('patch', `/tasks/${task.id}/state`, cls.member, {
+        tags: [],
+        sortOrder: null,
+      });
       expect(cleared.body).toEqual({ viewedAt: null, tags: [], sortOrder: null, submittedAt });
       // Everything cleared but the submission: the summary still shows the state.
       expect((await detail(task.id, cls.member)).userState).toEqual(cleared.body);
@@ -539,7 +707,9 @@ describe('tasks', () => {
     it('accepts 20 tags of 32 characters', async () => {
       const task = await createTask(ctx, cls.classId, cls.owner);
       const tags = Array.from({ length: 20 }, (_, i) => `${i}`.padStart(32, 'x'));
-      expect((await call('patch', `/tasks/${task.id}/state`, cls.admin, { tags }).expect(200)).body.tags).toEqual(tags);
+      expect(
+        (await call('patch', `/tasks/${task.id}/state`, cls.admin, { tags }).expect(200)).body.tags,
+      ).toEqual(tags);
     });
 
     it('is for whoever can see the task', async () => {
@@ -557,31 +727,54 @@ describe('tasks', () => {
   });
 
   describe('GET /tasks/mine', () => {
-    it('lists visible tasks of all the caller\'s classes with classColor, nearest deadline first, no deadline last', async () => {
+    it("lists visible tasks of all the caller's classes with classColor, nearest deadline first, no deadline last", async () => {
       const a = await createClassWithRoles(ctx);
       const b = await createClassWithRoles(ctx);
       await ctx.db.query(`UPDATE classes SET color = '#112233' WHERE id = $1`, [b.classId]);
       // b.member joins class a as well.
-      await ctx.db.query(`INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, 'MEMBER')`, [a.classId, b.member.id]);
+      await ctx.db.query(`INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, 'MEMBER')`, [
+        a.classId,
+        b.member.id,
+      ]);
       const none = await createTask(ctx, a.classId, a.owner, { title: 'no deadline' });
       const far = await createTask(ctx, b.classId, b.owner, { title: 'far', dueAt: '2032-01-01T00:00:00Z' });
-      const near = await createTask(ctx, a.classId, a.owner, { title: 'near', dueAt: '2031-01-01T00:00:00Z' });
-      await createTask(ctx, a.classId, a.owner, { title: 'scheduled', startAt: '2031-05-01T00:00:00Z', dueAt: '2031-06-01T00:00:00Z' });
+      const near = await createTask(ctx, a.classId, a.owner, {
+        title: 'near',
+        dueAt: '2031-01-01T00:00:00Z',
+      });
+      await createTask(ctx, a.classId, a.owner, {
+        title: 'scheduled',
+        startAt: '2031-05-01T00:00:00Z',
+        dueAt: '2031-06-01T00:00:00Z',
+      });
       await createDraft(ctx, b.classId, b.owner, { title: 'draft' });
-      const personal = await createTask(ctx, b.member.personalClassId, b.member, { title: 'personal', dueAt: '2033-01-01T00:00:00Z' });
+      const personal = await createTask(ctx, b.member.personalClassId, b.member, {
+        title: 'personal',
+        dueAt: '2033-01-01T00:00:00Z',
+      });
 
       const res = await call('get', '/tasks/mine', b.member).expect(200);
       expect(res.body.map((t: TaskJson) => t.title)).toEqual(['near', 'far', 'personal', 'no deadline']);
       const farEntry = res.body[1];
       expect(farEntry).toEqual({
-        ...(await call('get', `/classes/${b.classId}/tasks`, b.member)).body.find((t: TaskJson) => t.id === far.id),
+        ...(await call('get', `/classes/${b.classId}/tasks`, b.member)).body.find(
+          (t: TaskJson) => t.id === far.id,
+        ),
         classColor: '#112233',
       });
       expect(res.body[0]).toMatchObject({ id: near.id, classId: a.classId, classColor: '#6366f1' });
-      expect(res.body[2]).toMatchObject({ id: personal.id, classId: b.member.personalClassId, classColor: '#6366f1' });
+      expect(res.body[2]).toMatchObject({
+        id: personal.id,
+        classId: b.member.personalClassId,
+        classColor: '#6366f1',
+      });
       expect(res.body[3].id).toBe(none.id);
       // The OWNER also sees scheduled tasks of their class.
-      expect((await call('get', '/tasks/mine', a.owner)).body.map((t: TaskJson) => t.title)).toEqual(['near', 'scheduled', 'no deadline']);
+      expect((await call('get', '/tasks/mine', a.owner)).body.map((t: TaskJson) => t.title)).toEqual([
+        'near',
+        'scheduled',
+        'no deadline',
+      ]);
       expect((await call('get', '/tasks/mine', null)).status).toBe(401);
     });
   });

@@ -1,5 +1,12 @@
 import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { AiService } from './ai.service';
@@ -17,10 +24,14 @@ export class AiController {
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
     summary: 'Parse free text into suggested task fields; creates nothing',
-    description: 'Relative dates are read in the caller\'s time zone. A model failure answers 200 with every field null.',
+    description:
+      "Relative dates are read in the caller's time zone. A model failure answers 200 with every field null.",
   })
   @ApiOkResponse({ type: ParseResultResponse })
-  @ApiBadRequestResponse({ type: ErrorResponse, description: 'text missing, empty or longer than 20,000 characters' })
+  @ApiBadRequestResponse({
+    type: ErrorResponse,
+    description: 'text missing, empty or longer than 20,000 characters',
+  })
   parse(@Body() body: ParseTextDto, @CurrentUser() user: AuthUser): Promise<ParseResultResponse> {
     return this.ai.parseText(body.text, user);
   }

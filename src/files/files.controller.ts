@@ -34,9 +34,13 @@ export class FilesController {
   @Header('Cache-Control', 'private, no-store')
   @ApiOperation({
     summary: 'Download an attachment',
-    description: 'Task files: anyone who can see the task. Submission files: the submitter and the class OWNER/ADMIN.',
+    description:
+      'Task files: anyone who can see the task. Submission files: the submitter and the class OWNER/ADMIN.',
   })
-  @ApiOkResponse({ description: 'The bytes, with the stored Content-Type', schema: { type: 'string', format: 'binary' } })
+  @ApiOkResponse({
+    description: 'The bytes, with the stored Content-Type',
+    schema: { type: 'string', format: 'binary' },
+  })
   @ApiForbiddenResponse({ type: ErrorResponse, description: 'No access to the task or submission' })
   @ApiNotFoundResponse({ type: ErrorResponse, description: 'Unknown file key, or the task is not visible' })
   async download(@Param('fileKey') fileKey: string, @CurrentUser() user: AuthUser): Promise<StreamableFile> {

@@ -19,12 +19,16 @@ import { MyDraftResponse, TaskDetailResponse, TaskSummaryResponse } from './dto/
 import { TaskReader } from './task-reader.service';
 import { TasksService } from './tasks.service';
 
-const INVALID_TASK = 'Invalid body: title, times (dueAt before startAt), blockedBy (unknown, other class, duplicate)';
+const INVALID_TASK =
+  'Invalid body: title, times (dueAt before startAt), blockedBy (unknown, other class, duplicate)';
 
 @ApiTags('tasks')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: ErrorResponse, description: 'Missing or invalid token' })
-@ApiForbiddenResponse({ type: ErrorResponse, description: 'Not a member of the class, or not OWNER/ADMIN where required' })
+@ApiForbiddenResponse({
+  type: ErrorResponse,
+  description: 'Not a member of the class, or not OWNER/ADMIN where required',
+})
 @ApiNotFoundResponse({ type: ErrorResponse, description: 'Class does not exist' })
 @Controller('classes/:classId/tasks')
 export class ClassTasksController {
@@ -36,11 +40,15 @@ export class ClassTasksController {
   @Get()
   @ClassRoles()
   @ApiOperation({
-    summary: 'Published tasks of the class with the caller\'s state',
-    description: 'MEMBERs see started tasks; OWNER and ADMIN also scheduled ones. Nearest deadline first, no deadline last.',
+    summary: "Published tasks of the class with the caller's state",
+    description:
+      'MEMBERs see started tasks; OWNER and ADMIN also scheduled ones. Nearest deadline first, no deadline last.',
   })
   @ApiOkResponse({ type: [TaskSummaryResponse] })
-  list(@Param('classId', new ParseUUIDPipe()) classId: string, @CurrentUser() user: AuthUser): Promise<TaskSummaryResponse[]> {
+  list(
+    @Param('classId', new ParseUUIDPipe()) classId: string,
+    @CurrentUser() user: AuthUser,
+  ): Promise<TaskSummaryResponse[]> {
     return this.reader.listForClass(classId, user.id);
   }
 
@@ -74,7 +82,10 @@ export class ClassTasksController {
   @ClassRoles(ClassRole.OWNER, ClassRole.ADMIN)
   @ApiOperation({ summary: "The caller's newest draft in the class, or null (OWNER/ADMIN)" })
   @ApiOkResponse({ type: MyDraftResponse })
-  async myDraft(@Param('classId', new ParseUUIDPipe()) classId: string, @CurrentUser() user: AuthUser): Promise<MyDraftResponse> {
+  async myDraft(
+    @Param('classId', new ParseUUIDPipe()) classId: string,
+    @CurrentUser() user: AuthUser,
+  ): Promise<MyDraftResponse> {
     return { draft: await this.reader.newestDraft(classId, user.id) };
   }
 }

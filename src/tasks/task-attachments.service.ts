@@ -28,7 +28,11 @@ export class TaskAttachmentsService {
   ) {}
 
   /** The file is already stored when this runs; it is removed again unless its row is written. */
-  async add(taskId: string, userId: string, file: UploadedFileInfo | undefined): Promise<TaskAttachmentResponse> {
+  async add(
+    taskId: string,
+    userId: string,
+    file: UploadedFileInfo | undefined,
+  ): Promise<TaskAttachmentResponse> {
     try {
       await this.access.requireTaskAccess(taskId, userId, { manage: true });
       if (!file) throw AppError.validation('file is required (multipart field "file")');
@@ -36,9 +40,10 @@ export class TaskAttachmentsService {
       if (originalName.length === 0 || originalName.length > NAME_MAX_LENGTH) {
         throw AppError.validation(`The file name must be 1 to ${NAME_MAX_LENGTH} characters`);
       }
-      const mimeType = MEDIA_TYPE.test(file.mimetype) && file.mimetype.length <= NAME_MAX_LENGTH
-        ? file.mimetype.toLowerCase()
-        : 'application/octet-stream';
+      const mimeType =
+        MEDIA_TYPE.test(file.mimetype) && file.mimetype.length <= NAME_MAX_LENGTH
+          ? file.mimetype.toLowerCase()
+          : 'application/octet-stream';
       const attachment = await this.dataSource.transaction(async (manager) => {
         // Locked: the count below holds until the insert, and a concurrent delete of the task waits.
         await lockLiveTask(manager, taskId);
@@ -46,7 +51,13 @@ export class TaskAttachmentsService {
           throw AppError.validation(`A task has at most ${ATTACHMENTS_PER_TASK_MAX} attachments`);
         }
         return manager.save(
-          manager.create(TaskAttachment, { taskId, fileKey: file.key, originalName, mimeType, sizeBytes: String(file.size) }),
+          manager.create(TaskAttachment, {
+            taskId,
+            fileKey: file.key,
+            originalName,
+            mimeType,
+            sizeBytes: String(file.size),
+          }),
         );
       });
       return toAttachmentResponse(attachment);

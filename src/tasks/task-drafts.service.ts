@@ -80,7 +80,12 @@ export class TaskDraftsService {
       if (result.description !== null) changes.description = result.description;
       if (dto.text !== undefined) changes.sourceText = dto.text;
       if (Object.keys(changes).length > 0) {
-        await manager.createQueryBuilder().update(Task).set(changes).where('id = :taskId', { taskId }).execute();
+        await manager
+          .createQueryBuilder()
+          .update(Task)
+          .set(changes)
+          .where('id = :taskId', { taskId })
+          .execute();
       }
       if (result.description !== null) await this.cacheMarkdown(manager, taskId, result.description);
       return (await this.cachedMarkdown(manager, taskId)) !== null;
@@ -129,7 +134,8 @@ export class TaskDraftsService {
     let budget = ATTACHMENTS_TEXT_MAX_CHARS;
     for (const attachment of attachments) {
       if (budget <= 0) break;
-      if (!TEXT_ATTACHMENT.test(attachment.mimeType ?? '') && !TEXT_EXTENSION.test(attachment.originalName)) continue;
+      if (!TEXT_ATTACHMENT.test(attachment.mimeType ?? '') && !TEXT_EXTENSION.test(attachment.originalName))
+        continue;
       const text = (await this.readPrefix(attachment.fileKey))?.slice(0, budget).trim();
       if (!text) continue;
       texts.push({ name: attachment.originalName, text });

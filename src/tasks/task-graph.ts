@@ -17,7 +17,9 @@ export async function lockLiveTask(manager: EntityManager, taskId: string): Prom
  * concurrent edits cannot each pass the cycle check and together close a cycle.
  */
 async function lockGraph(manager: EntityManager, classId: string): Promise<void> {
-  await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('tasks.blocked_by:' || $1, 0))`, [classId]);
+  await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('tasks.blocked_by:' || $1, 0))`, [
+    classId,
+  ]);
 }
 
 /**
@@ -31,13 +33,15 @@ export async function checkBlockedBy(
   blockedBy: string[],
 ): Promise<string[]> {
   if (blockedBy.length === 0) return [];
-  if (taskId !== null && blockedBy.includes(taskId)) throw AppError.validation('blockedBy: a task cannot block itself');
+  if (taskId !== null && blockedBy.includes(taskId))
+    throw AppError.validation('blockedBy: a task cannot block itself');
   await lockGraph(manager, classId);
   const [{ found }] = await manager.query<{ found: number }[]>(
     `SELECT count(*)::int AS found FROM tasks WHERE id = ANY($1::uuid[]) AND class_id = $2 AND deleted_at IS NULL`,
     [blockedBy, classId],
   );
-  if (found !== blockedBy.length) throw AppError.validation('blockedBy must name existing tasks of the same class');
+  if (found !== blockedBy.length)
+    throw AppError.validation('blockedBy must name existing tasks of the same class');
   if (taskId === null) return blockedBy;
   // Everything the new blockers wait for, transitively; reaching the task itself closes a cycle.
   const [{ cycle }] = await manager.query<{ cycle: boolean }[]>(

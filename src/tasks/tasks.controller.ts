@@ -85,7 +85,10 @@ export class TasksController {
   @Patch(':taskId')
   @ApiOperation({ summary: 'Change a draft or a published task (OWNER/ADMIN)' })
   @ApiOkResponse({ type: TaskDetailResponse })
-  @ApiBadRequestResponse({ type: ErrorResponse, description: 'Invalid body, dueAt before startAt, invalid blockedBy' })
+  @ApiBadRequestResponse({
+    type: ErrorResponse,
+    description: 'Invalid body, dueAt before startAt, invalid blockedBy',
+  })
   @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
   @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
   update(
@@ -118,7 +121,8 @@ export class TasksController {
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({
     summary: 'Delete a task (OWNER/ADMIN)',
-    description: 'Hard delete without submissions; with submissions the record stays, body and attachments cleared.',
+    description:
+      'Hard delete without submissions; with submissions the record stays, body and attachments cleared.',
   })
   @ApiNoContentResponse()
   @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
@@ -140,7 +144,10 @@ export class TasksController {
   @Patch(':taskId/state')
   @ApiOperation({ summary: "Set the caller's tags and sort order of the task" })
   @ApiOkResponse({ type: TaskUserStateResponse })
-  @ApiBadRequestResponse({ type: ErrorResponse, description: 'More than 20 tags, a tag of 0 or over 32 characters, duplicates' })
+  @ApiBadRequestResponse({
+    type: ErrorResponse,
+    description: 'More than 20 tags, a tag of 0 or over 32 characters, duplicates',
+  })
   @ApiForbiddenResponse({ type: ErrorResponse, description: 'Not a member of the class' })
   @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
   updateState(
@@ -156,10 +163,17 @@ export class TasksController {
   @ApiOperation({ summary: 'Attach a file to the task (OWNER/ADMIN)' })
   @ApiConsumes('multipart/form-data')
   @ApiBody({
-    schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } },
+    schema: {
+      type: 'object',
+      required: ['file'],
+      properties: { file: { type: 'string', format: 'binary' } },
+    },
   })
   @ApiCreatedResponse({ type: TaskAttachmentResponse })
-  @ApiBadRequestResponse({ type: ErrorResponse, description: 'No file part, file name too long, too many attachments' })
+  @ApiBadRequestResponse({
+    type: ErrorResponse,
+    description: 'No file part, file name too long, too many attachments',
+  })
   @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
   @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
   @ApiPayloadTooLargeResponse({ type: ErrorResponse, description: 'File larger than UPLOAD_MAX_BYTES' })
@@ -189,10 +203,14 @@ export class TasksController {
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
     summary: 'Parse a draft with its text attachments and fill it from the result (OWNER/ADMIN)',
-    description: 'Uses text, else the stored sourceText. Caches the Markdown for 3 days. A model failure answers 200 with null fields.',
+    description:
+      'Uses text, else the stored sourceText. Caches the Markdown for 3 days. A model failure answers 200 with null fields.',
   })
   @ApiOkResponse({ type: DraftParseResultResponse })
-  @ApiBadRequestResponse({ type: ErrorResponse, description: 'Task is published, or neither text nor sourceText' })
+  @ApiBadRequestResponse({
+    type: ErrorResponse,
+    description: 'Task is published, or neither text nor sourceText',
+  })
   @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
   @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
   parse(
@@ -204,11 +222,16 @@ export class TasksController {
   }
 
   @Get(':taskId/draft-markdown')
-  @ApiOperation({ summary: 'The cached Markdown draft of the last parse, null when none or expired (OWNER/ADMIN)' })
+  @ApiOperation({
+    summary: 'The cached Markdown draft of the last parse, null when none or expired (OWNER/ADMIN)',
+  })
   @ApiOkResponse({ type: DraftMarkdownResponse })
   @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
   @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
-  draftMarkdown(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<DraftMarkdownResponse> {
+  draftMarkdown(
+    @Param('taskId', TASK_ID) taskId: string,
+    @CurrentUser() user: AuthUser,
+  ): Promise<DraftMarkdownResponse> {
     return this.drafts.draftMarkdown(taskId, user.id);
   }
 }

@@ -64,7 +64,11 @@ export function toDetailResponse(row: TaskRow, attachments: AttachmentRow[]): Ta
     description: row.description,
     attachments: attachments.map(toAttachmentResponse),
     stats: MANAGER_ROLES.includes(row.role)
-      ? { memberCount: row.member_count, viewedCount: row.viewed_count ?? 0, submittedCount: row.submitted_count }
+      ? {
+          memberCount: row.member_count,
+          viewedCount: row.viewed_count ?? 0,
+          submittedCount: row.submitted_count,
+        }
       : null,
   };
 }

@@ -50,7 +50,12 @@ export class TasksService {
     return this.insert(classId, userId, { ...dto, title: dto.title ?? DEFAULT_DRAFT_TITLE }, false);
   }
 
-  private async insert(classId: string, userId: string, fields: NewTask, publish: boolean): Promise<TaskDetailResponse> {
+  private async insert(
+    classId: string,
+    userId: string,
+    fields: NewTask,
+    publish: boolean,
+  ): Promise<TaskDetailResponse> {
     const startAt = toDate(fields.startAt);
     const dueAt = toDate(fields.dueAt);
     assertTimesInOrder(startAt, dueAt);
@@ -84,7 +89,12 @@ export class TasksService {
    * PATCH, and publication with the same optional fields. Publishing a published task changes only the given
    * fields: publishedAt stays, so no second publication happens.
    */
-  async update(taskId: string, userId: string, dto: UpdateTaskDto, publish = false): Promise<TaskDetailResponse> {
+  async update(
+    taskId: string,
+    userId: string,
+    dto: UpdateTaskDto,
+    publish = false,
+  ): Promise<TaskDetailResponse> {
     await this.access.requireTaskAccess(taskId, userId, { manage: true });
     await this.dataSource.transaction(async (manager) => {
       const task = await lockLiveTask(manager, taskId);
@@ -100,7 +110,8 @@ export class TasksService {
         dto.startAt !== undefined ? toDate(dto.startAt) : task.startAt,
         dto.dueAt !== undefined ? toDate(dto.dueAt) : task.dueAt,
       );
-      if (dto.blockedBy !== undefined) changes.blockedBy = await checkBlockedBy(manager, task.classId, task.id, dto.blockedBy);
+      if (dto.blockedBy !== undefined)
+        changes.blockedBy = await checkBlockedBy(manager, task.classId, task.id, dto.blockedBy);
       if (publishing) {
         changes.isPublished = true;
         changes.publishedAt = () => 'now()';
@@ -108,7 +119,12 @@ export class TasksService {
         await manager.delete(TaskMarkdownCache, { taskId });
       }
       if (Object.keys(changes).length > 0) {
-        await manager.createQueryBuilder().update(Task).set(changes).where('id = :taskId', { taskId }).execute();
+        await manager
+          .createQueryBuilder()
+          .update(Task)
+          .set(changes)
+          .where('id = :taskId', { taskId })
+          .execute();
       }
     });
     return this.reader.detail(taskId, userId);
@@ -123,7 +139,10 @@ export class TasksService {
     const fileKeys = await this.dataSource.transaction(async (manager) => {
       // The row lock also orders this against a first submission: its foreign key check waits for us.
       const task = await lockLiveTask(manager, taskId);
-      const attachments = await manager.find(TaskAttachment, { where: { taskId }, select: { fileKey: true } });
+      const attachments = await manager.find(TaskAttachment, {
+        where: { taskId },
+        select: { fileKey: true },
+      });
       await unblockDependents(manager, task);
       const [{ submitted }] = await manager.query<{ submitted: boolean }[]>(
         `SELECT EXISTS (SELECT 1 FROM submissions WHERE task_id = $1) AS submitted`,
@@ -132,7 +151,11 @@ export class TasksService {
       if (submitted) {
         await manager.delete(TaskAttachment, { taskId });
         await manager.delete(TaskMarkdownCache, { taskId });
-        await manager.update(Task, { id: taskId }, { deletedAt: () => 'now()', description: null, sourceText: null });
+        await manager.update(
+          Task,
+          { id: taskId },
+          { deletedAt: () => 'now()', description: null, sourceText: null },
+        );
       } else {
         await manager.delete(Task, { id: taskId });
       }

@@ -43,7 +43,12 @@ export interface TaskJson {
   updatedAt: string;
   submittedCount: number;
   memberCount: number;
-  userState: { viewedAt: string | null; tags: string[]; sortOrder: number | null; submittedAt: string | null } | null;
+  userState: {
+    viewedAt: string | null;
+    tags: string[];
+    sortOrder: number | null;
+    submittedAt: string | null;
+  } | null;
   isPublished: boolean;
   publishedAt: string | null;
   sourceText: string | null;
@@ -60,13 +65,23 @@ async function post(ctx: TestApp, path: string, user: TestUser, body: object): P
 }
 
 /** Creates a published task through the API (the caller must be OWNER or ADMIN of the class). */
-export function createTask(ctx: TestApp, classId: string, user: TestUser, fields: TaskFields = {}): Promise<TaskJson> {
+export function createTask(
+  ctx: TestApp,
+  classId: string,
+  user: TestUser,
+  fields: TaskFields = {},
+): Promise<TaskJson> {
   const title = fields.title ?? `Task ${randomBytes(3).toString('hex')}`;
   return post(ctx, `/classes/${classId}/tasks`, user, { ...fields, title });
 }
 
 /** Creates an unpublished draft through the API (the caller must be OWNER or ADMIN of the class). */
-export function createDraft(ctx: TestApp, classId: string, user: TestUser, fields: DraftFields = {}): Promise<TaskJson> {
+export function createDraft(
+  ctx: TestApp,
+  classId: string,
+  user: TestUser,
+  fields: DraftFields = {},
+): Promise<TaskJson> {
   return post(ctx, `/classes/${classId}/tasks/drafts`, user, fields);
 }
 
@@ -80,7 +95,10 @@ export async function uploadTaskAttachment(
   const res = await ctx.http
     .post(`/tasks/${taskId}/attachments`)
     .set('Authorization', user.auth)
-    .attach('file', Buffer.from(file.content), { filename: file.name, contentType: file.contentType ?? 'application/octet-stream' });
+    .attach('file', Buffer.from(file.content), {
+      filename: file.name,
+      contentType: file.contentType ?? 'application/octet-stream',
+    });
   if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${JSON.stringify(res.body)}`);
   return res.body as TaskAttachmentJson;
 }

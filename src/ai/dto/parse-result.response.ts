@@ -30,6 +30,8 @@ export class ParseResultResponse {
 }
 
 export class DraftParseResultResponse extends ParseResultResponse {
-  @ApiProperty({ description: 'True when a Markdown draft is cached and GET /tasks/:taskId/draft-markdown returns it' })
+  @ApiProperty({
+    description: 'True when a Markdown draft is cached and GET /tasks/:taskId/draft-markdown returns it',
+  })
   markdownCached: boolean;
 }

@@ -4,7 +4,11 @@ import { IsOptional, IsString, Length } from 'class-validator';
 export const PARSE_TEXT_MAX_LENGTH = 20_000;
 
 export class ParseTextDto {
-  @ApiProperty({ minLength: 1, maxLength: PARSE_TEXT_MAX_LENGTH, example: 'Essay on chapter 3, due Friday 5pm. No late submissions.' })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: PARSE_TEXT_MAX_LENGTH,
+    example: 'Essay on chapter 3, due Friday 5pm. No late submissions.',
+  })
   @IsString()
   @Length(1, PARSE_TEXT_MAX_LENGTH)
   text: string;

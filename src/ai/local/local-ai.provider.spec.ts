@@ -8,8 +8,11 @@ const NEW_YORK: ParseContext = { timezone: 'America/New_York', now: NOW };
 const UTC: ParseContext = { timezone: 'UTC', now: NOW };
 
 const provider = new LocalAiProvider();
-const parse = (text: string, context: ParseContext, attachments: { name: string; text: string }[] = []): Promise<ParseResult> =>
-  provider.parse({ text, attachments }, context);
+const parse = (
+  text: string,
+  context: ParseContext,
+  attachments: { name: string; text: string }[] = [],
+): Promise<ParseResult> => provider.parse({ text, attachments }, context);
 const dueTimes = async (text: string, context: ParseContext): Promise<(string | null)[]> =>
   ((await parse(text, context)).timeOptions ?? []).map((option) => option.dueAt);
 
@@ -31,23 +34,27 @@ describe('LocalAiProvider', () => {
       expect(await dueTimes('Final report deadline 2026-03-20 23:59', context)).toEqual([due]);
     });
 
-    it('uses the offset in force on the date, not today\'s (New York switches to EDT on 8 March)', async () => {
+    it("uses the offset in force on the date, not today's (New York switches to EDT on 8 March)", async () => {
       expect(await dueTimes('Lab due March 10 at 5pm', NEW_YORK)).toEqual(['2026-03-10T21:00:00.000Z']);
       expect(await dueTimes('Lab due March 6 at 5pm', NEW_YORK)).toEqual(['2026-03-06T22:00:00.000Z']);
     });
 
-    it('reads a day and month that already passed as next year\'s', async () => {
+    it("reads a day and month that already passed as next year's", async () => {
       expect(await dueTimes('Due January 15', UTC)).toEqual(['2027-01-15T23:59:00.000Z']);
     });
 
     it('takes a range as start and due time; a date without time starts at 00:00', async () => {
       const result = await parse('Lab report\nAvailable from March 5 to March 12 11pm', SHANGHAI);
-      expect(result.timeOptions).toEqual([{ startAt: '2026-03-04T16:00:00.000Z', dueAt: '2026-03-12T15:00:00.000Z' }]);
+      expect(result.timeOptions).toEqual([
+        { startAt: '2026-03-04T16:00:00.000Z', dueAt: '2026-03-12T15:00:00.000Z' },
+      ]);
     });
 
     it('tells start from due by the words before each date', async () => {
       const result = await parse('Project opens March 9 and is due March 13 at 5pm', UTC);
-      expect(result.timeOptions).toEqual([{ startAt: '2026-03-09T00:00:00.000Z', dueAt: '2026-03-13T17:00:00.000Z' }]);
+      expect(result.timeOptions).toEqual([
+        { startAt: '2026-03-09T00:00:00.000Z', dueAt: '2026-03-13T17:00:00.000Z' },
+      ]);
     });
 
     it('reads Chinese dates', async () => {
@@ -89,12 +96,15 @@ describe('LocalAiProvider', () => {
       [SHANGHAI, ['2026-03-06T15:59:00.000Z', '2026-03-13T15:59:00.000Z']],
       [NEW_YORK, ['2026-03-07T04:59:00.000Z', '2026-03-14T03:59:00.000Z']],
       [UTC, ['2026-03-06T23:59:00.000Z', '2026-03-13T23:59:00.000Z']],
-    ])('a bare weekday is this week\'s or next week\'s (%#)', async (context, dues) => {
+    ])("a bare weekday is this week's or next week's (%#)", async (context, dues) => {
       expect(await dueTimes('Essay\nSubmit by Friday', context)).toEqual(dues);
     });
 
     it('a weekday said on that very day is today or a week later', async () => {
-      expect(await dueTimes('Quiz due Wednesday 6pm', UTC)).toEqual(['2026-03-04T18:00:00.000Z', '2026-03-11T18:00:00.000Z']);
+      expect(await dueTimes('Quiz due Wednesday 6pm', UTC)).toEqual([
+        '2026-03-04T18:00:00.000Z',
+        '2026-03-11T18:00:00.000Z',
+      ]);
     });
 
     it('a qualified weekday is not ambiguous', async () => {

@@ -69,7 +69,9 @@ export function toMarkdown(text: string, title: string | null): string | null {
   if (blocks.length === 0) return null;
   // List items stay together; every other block is set apart by a blank line.
   return blocks
-    .map((block, i) => (i > 0 && !(block.kind === 'item' && blocks[i - 1].kind === 'item') ? `\n${block.text}` : block.text))
+    .map((block, i) =>
+      i > 0 && !(block.kind === 'item' && blocks[i - 1].kind === 'item') ? `\n${block.text}` : block.text,
+    )
     .join('\n');
 }
 

@@ -29,7 +29,8 @@ interface Mention {
 type Slot = 'start' | 'due';
 
 /** Words before a date that say what it is; the one nearest the date wins. */
-const START_WORDS = /\b(?:start|starts|starting|begin|begins|beginning|open|opens|opening|available|from|release|released|assigned)\b|开始|发布|起/gi;
+const START_WORDS =
+  /\b(?:start|starts|starting|begin|begins|beginning|open|opens|opening|available|from|release|released|assigned)\b|开始|发布|起/gi;
 const DUE_WORDS =
   /\b(?:due|deadline|by|before|until|till|submit|submitted|submission|close|closes|closing|end|ends|no later than)\b|截止|提交|之前|以前/gi;
 /** Chinese puts "before" after the date: 3月15日前提交. */
@@ -67,8 +68,13 @@ const isBefore = (a: WallDate, b: WallDate): boolean =>
 
 /** The mentioned date; a day and month without a year that already passed this year mean next year's. */
 function dateOf(components: chrono.ParsedComponents, today: WallDate): WallDate {
-  const date = { year: components.get('year')!, month: components.get('month')!, day: components.get('day')! };
-  const yearImplied = components.isCertain('month') && components.isCertain('day') && !components.isCertain('year');
+  const date = {
+    year: components.get('year')!,
+    month: components.get('month')!,
+    day: components.get('day')!,
+  };
+  const yearImplied =
+    components.isCertain('month') && components.isCertain('day') && !components.isCertain('year');
   return yearImplied && isBefore(date, today) ? { ...date, year: date.year + 1 } : date;
 }
 
@@ -158,7 +164,8 @@ export function extractTimeOptions(text: string, context: ParseContext): TimeOpt
 
   const readings: Reading[] = ['default'];
   for (const mention of [slots.due, slots.start]) {
-    for (const reading of mention?.readings.keys() ?? []) if (!readings.includes(reading)) readings.push(reading);
+    for (const reading of mention?.readings.keys() ?? [])
+      if (!readings.includes(reading)) readings.push(reading);
   }
   const options: TimeOption[] = [];
   for (const reading of readings) {

@@ -37,7 +37,8 @@ export function wallTimeAt(instant: Date, timezone: string): WallTime {
   return { year: parts.year, month: parts.month, day: parts.day, hour: parts.hour, minute: parts.minute };
 }
 
-const wallAsUtc = (wall: WallTime): number => Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute);
+const wallAsUtc = (wall: WallTime): number =>
+  Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute);
 
 /** Minutes `timezone` is ahead of UTC at `instant`. */
 export function offsetMinutesAt(instant: Date, timezone: string): number {

@@ -36,8 +36,14 @@ describe('readModelOutput', () => {
     ['an option without dueAt', { ...valid, timeOptions: [{ startAt: null }] }],
     ['a timestamp without offset', { ...valid, timeOptions: [{ startAt: null, dueAt: '2026-03-06 17:00' }] }],
     ['a timestamp that is a number', { ...valid, timeOptions: [{ startAt: null, dueAt: 1772787600000 }] }],
-    ['due before start', { ...valid, timeOptions: [{ startAt: '2026-03-06T00:00:00Z', dueAt: '2026-03-05T00:00:00Z' }] }],
-    ['an invalid 4th option', { ...valid, timeOptions: [...Array(3).fill(valid.timeOptions[0]), { startAt: 'soon', dueAt: null }] }],
+    [
+      'due before start',
+      { ...valid, timeOptions: [{ startAt: '2026-03-06T00:00:00Z', dueAt: '2026-03-05T00:00:00Z' }] },
+    ],
+    [
+      'an invalid 4th option',
+      { ...valid, timeOptions: [...Array(3).fill(valid.timeOptions[0]), { startAt: 'soon', dueAt: null }] },
+    ],
     ['allowLateSubmission as a string', { ...valid, allowLateSubmission: 'yes' }],
     ['title as a number', { ...valid, title: 42 }],
     ['an endless description', { ...valid, description: 'x'.repeat(100_001) }],

@@ -1,5 +1,11 @@
 import { isIsoTimestamp } from '../../common/validation/validators';
-import { DESCRIPTION_MAX_LENGTH, MAX_TIME_OPTIONS, ParseResult, TimeOption, TITLE_MAX_LENGTH } from '../ai-provider';
+import {
+  DESCRIPTION_MAX_LENGTH,
+  MAX_TIME_OPTIONS,
+  ParseResult,
+  TimeOption,
+  TITLE_MAX_LENGTH,
+} from '../ai-provider';
 
 /** The model answered something that is not a ParseResult; the caller answers with every field null. */
 export class ModelOutputError extends Error {}

@@ -1,7 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
-import { AiProvider, MAX_TIME_OPTIONS, ParseContext, ParseInput, ParseResult, TITLE_MAX_LENGTH } from '../ai-provider';
+import {
+  AiProvider,
+  MAX_TIME_OPTIONS,
+  ParseContext,
+  ParseInput,
+  ParseResult,
+  TITLE_MAX_LENGTH,
+} from '../ai-provider';
 import { wallTimeAt } from '../local/wall-time';
 import { ModelOutputError, readModelOutput } from './model-output';
 
@@ -34,7 +41,10 @@ export class OpenAiProvider extends AiProvider {
     const { baseUrl, apiKey, model, timeoutMs } = this.config.ai;
     const response = await fetch(`${baseUrl}/chat/completions`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}) },
+      headers: {
+        'Content-Type': 'application/json',
+        ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}),
+      },
       body: JSON.stringify({
         model,
         response_format: { type: 'json_object' },
@@ -71,7 +81,8 @@ export class OpenAiProvider extends AiProvider {
 
   private userMessage(input: ParseInput): string {
     const parts = [input.text];
-    for (const attachment of input.attachments) parts.push(`--- Attached file "${attachment.name}" ---\n${attachment.text}`);
+    for (const attachment of input.attachments)
+      parts.push(`--- Attached file "${attachment.name}" ---\n${attachment.text}`);
     return parts.join('\n\n');
   }
 }

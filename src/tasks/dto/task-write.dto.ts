@@ -31,18 +31,33 @@ const lowerCaseAll = ({ value }: { value: unknown }): unknown =>
 
 /** The fields every task write shares (create, draft, update, publish). */
 class TaskFieldsDto {
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: DESCRIPTION_MAX_LENGTH, description: 'Markdown; null clears' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: DESCRIPTION_MAX_LENGTH,
+    description: 'Markdown; null clears',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(DESCRIPTION_MAX_LENGTH)
   description?: string | null;
 
-  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'Visible to members from then; null: at once' })
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Visible to members from then; null: at once',
+  })
   @IsOptional()
   @IsIsoTimestamp()
   startAt?: string | null;
 
-  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true, description: 'Deadline; null: none' })
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Deadline; null: none',
+  })
   @IsOptional()
   @IsIsoTimestamp()
   dueAt?: string | null;
@@ -88,7 +103,12 @@ export class UpdateTaskDto extends TaskFieldsDto {
 export class PublishTaskDto extends UpdateTaskDto {}
 
 export class CreateDraftDto extends UpdateTaskDto {
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: PARSE_TEXT_MAX_LENGTH, description: 'Free text to parse' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: PARSE_TEXT_MAX_LENGTH,
+    description: 'Free text to parse',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(PARSE_TEXT_MAX_LENGTH)
@@ -96,7 +116,11 @@ export class CreateDraftDto extends UpdateTaskDto {
 }
 
 export class UpdateTaskStateDto {
-  @ApiPropertyOptional({ type: [String], maxItems: TAGS_MAX, description: `Labels of 1 to ${TAG_MAX_LENGTH} characters` })
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: TAGS_MAX,
+    description: `Labels of 1 to ${TAG_MAX_LENGTH} characters`,
+  })
   @PresentNotNull()
   @Transform(({ value }) => (Array.isArray(value) ? value.map((tag) => trim({ value: tag })) : value))
   @IsArray()

@@ -3,7 +3,12 @@ import { AttachmentResponse } from '../../files/attachment.response';
 
 /** The caller's personal state of a task. */
 export class TaskUserStateResponse {
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'First view (POST /tasks/:taskId/view)' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'First view (POST /tasks/:taskId/view)',
+  })
   viewedAt: string | null;
 
   @ApiProperty({ type: [String] })
@@ -12,7 +17,12 @@ export class TaskUserStateResponse {
   @ApiProperty({ type: Number, nullable: true })
   sortOrder: number | null;
 
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: "The caller's firstSubmittedAt" })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: "The caller's firstSubmittedAt",
+  })
   submittedAt: string | null;
 }
 
@@ -29,7 +39,12 @@ export class TaskSummaryResponse {
   @ApiProperty({ description: 'Empty only on a draft' })
   title: string;
 
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Visible to members from then' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Visible to members from then',
+  })
   startAt: string | null;
 
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Deadline' })
@@ -101,16 +116,28 @@ export class TaskDetailResponse extends TaskSummaryResponse {
   @ApiProperty({ type: [TaskAttachmentResponse] })
   attachments: TaskAttachmentResponse[];
 
-  @ApiProperty({ type: TaskStatsResponse, nullable: true, description: 'OWNER and ADMIN only; null for a MEMBER' })
+  @ApiProperty({
+    type: TaskStatsResponse,
+    nullable: true,
+    description: 'OWNER and ADMIN only; null for a MEMBER',
+  })
   stats: TaskStatsResponse | null;
 }
 
 export class MyDraftResponse {
-  @ApiProperty({ type: TaskDetailResponse, nullable: true, description: "The caller's newest draft in the class" })
+  @ApiProperty({
+    type: TaskDetailResponse,
+    nullable: true,
+    description: "The caller's newest draft in the class",
+  })
   draft: TaskDetailResponse | null;
 }
 
 export class DraftMarkdownResponse {
-  @ApiProperty({ type: String, nullable: true, description: 'Null when nothing is cached or the cache expired' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Null when nothing is cached or the cache expired',
+  })
   markdown: string | null;
 }
