@@ -39,6 +39,9 @@ function serviceEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return env;
 }
 
+/** Every service process a test started, so that a failing test leaves nothing running behind. */
+const started: ChildProcess[] = [];
+
 function run(env: Record<string, string>): {
   child: ChildProcess;
   output: () => string;
@@ -49,6 +52,7 @@ function run(env: Record<string, string>): {
     env: serviceEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  started.push(child);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -132,8 +136,19 @@ describe('embedded PostgreSQL (built service, DATABASE_URL unset)', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'cts-embedded-'));
     // Passable, so that a root test run can hand the cluster to an unprivileged account.
     chmodSync(dataDir, 0o755);
-  }, 120_000);
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  }, 180_000);
+  afterAll(async () => {
+    for (const child of started)
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (!dataDir) return;
+    // A service killed mid-test leaves its database server running: stop it before removing its files.
+    const orphan = existsSync(pidFile()) ? Number(readFileSync(pidFile(), 'utf8').split('\n')[0]) : 0;
+    if (orphan && isAlive(orphan)) {
+      process.kill(orphan, 'SIGINT');
+      await waitFor(() => !isAlive(orphan), 'the leftover database server to stop');
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 30_000);
 
   it('serves the API, finishes an in-flight request on SIGTERM, exits 0 and keeps the data', async () => {
     const service = await startService(dataDir);

@@ -409,6 +409,8 @@ async function launch(
   };
   const args = ['-D', paths.pgdata, '-p', String(connection.port)];
   for (const [name, value] of Object.entries(settings)) args.push('-c', `${name}=${value}`);
+  // Written before the server exists, so a concurrent start never mistakes this one for an orphan.
+  writeFileSync(paths.owner, String(process.pid));
   const child = spawn(join(paths.binDir, 'postgres'), args, {
     ...spawnIdentity(paths, runAs),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -416,12 +418,18 @@ async function launch(
   });
   const output = collectOutput(child, options.logger);
   let exited = false;
-  const exitPromise = new Promise<void>((resolveExit) =>
-    child.once('exit', () => {
+  const exitPromise = new Promise<void>((resolveExit) => {
+    const onGone = () => {
       exited = true;
       resolveExit();
-    }),
-  );
+    };
+    child.once('exit', onGone);
+    // The binary could not be run at all (missing, not executable): there is no 'exit' then.
+    child.once('error', (error) => {
+      output.push(error.message);
+      onGone();
+    });
+  });
   // Last resort when the service exits without stop() (crash, uncaught error): ask for a fast shutdown.
   const onProcessExit = () => {
     if (!exited) child.kill('SIGINT');
@@ -448,7 +456,6 @@ async function launch(
     if (/could not bind|Address already in use/i.test(tail)) throw new PortInUseError(tail);
     throw new Error(`Embedded PostgreSQL did not start (${(error as Error).message}):\n${tail}`);
   }
-  writeFileSync(paths.owner, String(process.pid));
   options.logger?.log(
     `PostgreSQL listening on 127.0.0.1:${connection.port}${runAs ? ` as ${runAs.name}` : ''}`,
     'EmbeddedPostgres',
