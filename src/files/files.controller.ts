@@ -38,8 +38,9 @@ export class FilesController {
       'Task files: anyone who can see the task. Submission files: the submitter and the class OWNER/ADMIN.',
   })
   @ApiOkResponse({
-    description: 'The bytes, with the stored Content-Type',
-    schema: { type: 'string', format: 'binary' },
+    description:
+      'The bytes, with the stored Content-Type, Content-Disposition (UTF-8 filename*) and Content-Length',
+    content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
   })
   @ApiForbiddenResponse({ type: ErrorResponse, description: 'No access to the task or submission' })
   @ApiNotFoundResponse({ type: ErrorResponse, description: 'Unknown file key, or the task is not visible' })

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AccessService } from '../access/access.service';
 import { ParseInput, ParseResult } from '../ai/ai-provider';
@@ -64,7 +64,8 @@ export class TaskDraftsService {
    */
   async parse(taskId: string, user: AuthUser, dto: ParseDraftDto): Promise<DraftParseResultResponse> {
     await this.access.requireTaskAccess(taskId, user.id, { manage: true });
-    const task = await this.dataSource.getRepository(Task).findOneByOrFail({ id: taskId });
+    const task = await this.dataSource.getRepository(Task).findOneBy({ id: taskId, deletedAt: IsNull() });
+    if (!task) throw AppError.notFound('Task');
     assertDraft(task);
     const text = dto.text ?? task.sourceText;
     if (!text || text.trim().length === 0) {
