@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { addMember, createClass } from './utils/classes';
-import { deliveriesOf, DeliveryRow, FAST_NOTIFICATIONS, inbox, setPref, waitFor } from './utils/notifications';
+import {
+  deliveriesOf,
+  DeliveryRow,
+  FAST_NOTIFICATIONS,
+  inbox,
+  setPref,
+  waitFor,
+} from './utils/notifications';
 import { createTask } from './utils/tasks';
 import { createTestApp, TestApp } from './utils/test-app';
 import { createUser, TestUser } from './utils/users';
@@ -18,7 +25,11 @@ describe('notifications: delivery over EMAIL, WEBHOOK and MESSENGER', () => {
   let ctx: TestApp;
 
   beforeAll(async () => {
-    [smtp, telegram, receiver] = await Promise.all([startSmtpCapture(), startTelegramServer(), startWebhookReceiver()]);
+    [smtp, telegram, receiver] = await Promise.all([
+      startSmtpCapture(),
+      startTelegramServer(),
+      startWebhookReceiver(),
+    ]);
     ctx = await createTestApp({
       ...FAST_NOTIFICATIONS,
       SMTP_URL: smtp.url,
@@ -72,8 +83,14 @@ describe('notifications: delivery over EMAIL, WEBHOOK and MESSENGER', () => {
     expect(mail.from).toBe('noreply@classroom.test');
     await smtp.waitFor('owner.alt@example.com');
     // The paused user's messenger delivery shows their notification was routed.
-    await waitFor('messenger message', async () => telegram.messages.find((message) => message.chatId === '-100777'));
-    expect(smtp.messages.filter((message) => message.to.includes(paused.email) || message.to.includes(owner.email))).toEqual([]);
+    await waitFor('messenger message', async () =>
+      telegram.messages.find((message) => message.chatId === '-100777'),
+    );
+    expect(
+      smtp.messages.filter(
+        (message) => message.to.includes(paused.email) || message.to.includes(owner.email),
+      ),
+    ).toEqual([]);
     expect((await deliveriesOf(ctx, paused)).map((row) => row.channel)).toEqual(['MESSENGER']);
     const sent = await delivery(plain, 'EMAIL', 'SENT');
     expect(sent).toMatchObject({ address: plain.email, attempts: 1, last_error: null });
@@ -200,13 +217,17 @@ describe('notifications: delivery over EMAIL, WEBHOOK and MESSENGER', () => {
       [payload],
     );
     await expect(smtp.waitFor('held@example.com', 500)).rejects.toThrow(/No mail/);
-    await ctx.db.query(`UPDATE notification_deliveries SET locked_until = now() - interval '1 second' WHERE id = $1`, [
-      row.id,
-    ]);
+    await ctx.db.query(
+      `UPDATE notification_deliveries SET locked_until = now() - interval '1 second' WHERE id = $1`,
+      [row.id],
+    );
     const mail = await smtp.waitFor('held@example.com');
     expect(mail.subject).toBe('Held mail');
     const after = await waitFor('delivery SENT', async () => {
-      const [current] = await ctx.db.query(`SELECT status, attempts FROM notification_deliveries WHERE id = $1`, [row.id]);
+      const [current] = await ctx.db.query(
+        `SELECT status, attempts FROM notification_deliveries WHERE id = $1`,
+        [row.id],
+      );
       return current.status === 'SENT' && current;
     });
     expect(after).toEqual({ status: 'SENT', attempts: 2 });
@@ -215,7 +236,11 @@ describe('notifications: delivery over EMAIL, WEBHOOK and MESSENGER', () => {
   describe('without private webhooks and without a Telegram token', () => {
     let guarded: TestApp;
     beforeAll(async () => {
-      guarded = await createTestApp({ ...FAST_NOTIFICATIONS, SMTP_URL: smtp.url, WEBHOOK_ALLOW_PRIVATE: 'false' });
+      guarded = await createTestApp({
+        ...FAST_NOTIFICATIONS,
+        SMTP_URL: smtp.url,
+        WEBHOOK_ALLOW_PRIVATE: 'false',
+      });
     });
     afterAll(async () => guarded.close());
 
@@ -254,7 +279,11 @@ describe('notifications: delivery over EMAIL, WEBHOOK and MESSENGER', () => {
       // As if the name had resolved to a public address when the preference was saved.
       await guarded.db.query(
         `INSERT INTO notification_prefs (user_id, channel, address, secret) VALUES ($1, 'WEBHOOK', $2, $3)`,
-        [member.id, receiver.url(path).replace('127.0.0.1', 'localhost'), `whsec_${randomBytes(32).toString('base64')}`],
+        [
+          member.id,
+          receiver.url(path).replace('127.0.0.1', 'localhost'),
+          `whsec_${randomBytes(32).toString('base64')}`,
+        ],
       );
       await setPref(guarded, member, { channel: 'MESSENGER', address: '12345' });
       const cls = await createClass(guarded, owner);

@@ -59,7 +59,10 @@ describe('notifications: production of TASK_PUBLISHED and TASK_DUE_REMINDER', ()
     it('reaches every class member at once when a task is created; publishing does not wait for it', async () => {
       const room = await classroom(2);
       const started = Date.now();
-      const task = await createTask(ctx, room.cls.id, room.owner, { title: 'Lab report', dueAt: '2030-03-01T10:00:00.000Z' });
+      const task = await createTask(ctx, room.cls.id, room.owner, {
+        title: 'Lab report',
+        dueAt: '2030-03-01T10:00:00.000Z',
+      });
       const rows = await published(task.id, 4);
       expect(Date.now() - started).toBeLessThan(3000);
       expect(recipients(rows)).toEqual(ids(room.owner, room.admin, ...room.members));
@@ -84,12 +87,19 @@ describe('notifications: production of TASK_PUBLISHED and TASK_DUE_REMINDER', ()
 
     it("writes times in each recipient's time zone", async () => {
       const room = await classroom(1, 'Asia/Shanghai');
-      const task = await createTask(ctx, room.cls.id, room.owner, { title: 'Essay', dueAt: '2030-03-01T20:00:00.000Z' });
+      const task = await createTask(ctx, room.cls.id, room.owner, {
+        title: 'Essay',
+        dueAt: '2030-03-01T20:00:00.000Z',
+      });
       await published(task.id, 3);
       const [item] = (await inbox(ctx, room.members[0])).items;
-      expect(item.content).toBe('"Essay" was published in Physics 101. Due Sat 02 Mar 2030 04:00 (Asia/Shanghai).');
+      expect(item.content).toBe(
+        '"Essay" was published in Physics 101. Due Sat 02 Mar 2030 04:00 (Asia/Shanghai).',
+      );
       const [ownersItem] = (await inbox(ctx, room.owner)).items;
-      expect(ownersItem.content).toBe('"Essay" was published in Physics 101. Due Fri 01 Mar 2030 20:00 (UTC).');
+      expect(ownersItem.content).toBe(
+        '"Essay" was published in Physics 101. Due Fri 01 Mar 2030 20:00 (UTC).',
+      );
       const undated = await createTask(ctx, room.cls.id, room.owner, { title: 'Reading' });
       await published(undated.id, 3);
       const [latest] = (await inbox(ctx, room.members[0])).items;
@@ -104,11 +114,19 @@ describe('notifications: production of TASK_PUBLISHED and TASK_DUE_REMINDER', ()
       await published(control.id, 3);
       expect(await notificationsOfTask(ctx, draft.id)).toEqual([]);
 
-      await ctx.http.post(`/tasks/${draft.id}/publish`).set('Authorization', room.owner.auth).send({}).expect(200);
+      await ctx.http
+        .post(`/tasks/${draft.id}/publish`)
+        .set('Authorization', room.owner.auth)
+        .send({})
+        .expect(200);
       const rows = await published(draft.id, 3);
       expect(recipients(rows)).toEqual(ids(room.owner, room.admin, ...room.members));
 
-      await ctx.http.post(`/tasks/${draft.id}/publish`).set('Authorization', room.owner.auth).send({}).expect(200);
+      await ctx.http
+        .post(`/tasks/${draft.id}/publish`)
+        .set('Authorization', room.owner.auth)
+        .send({})
+        .expect(200);
       const second = await createTask(ctx, room.cls.id, room.owner);
       await published(second.id, 3);
       expect(await notificationsOfTask(ctx, draft.id)).toHaveLength(3);
@@ -126,8 +144,11 @@ describe('notifications: production of TASK_PUBLISHED and TASK_DUE_REMINDER', ()
       const rows = await published(task.id, 4);
       expect(recipients(rows)).toEqual(ids(room.owner, room.admin, room.members[0], late));
       const startAt = new Date(task.startAt!).getTime();
-      expect(Math.min(...rows.map((row) => new Date((row as unknown as { created_at: Date }).created_at).getTime())))
-        .toBeGreaterThanOrEqual(startAt);
+      expect(
+        Math.min(
+          ...rows.map((row) => new Date((row as unknown as { created_at: Date }).created_at).getTime()),
+        ),
+      ).toBeGreaterThanOrEqual(startAt);
     });
 
     it('goes only to the members at publication: a later member gets none', async () => {
@@ -138,7 +159,9 @@ describe('notifications: production of TASK_PUBLISHED and TASK_DUE_REMINDER', ()
       await addMember(ctx, room.cls.id, late);
       const control = await createTask(ctx, room.cls.id, room.owner);
       await published(control.id, 4);
-      expect(recipients(await notificationsOfTask(ctx, task.id))).toEqual(ids(room.owner, room.admin, ...room.members));
+      expect(recipients(await notificationsOfTask(ctx, task.id))).toEqual(
+        ids(room.owner, room.admin, ...room.members),
+      );
     });
 
     it('is not produced for a scheduled task deleted before its start', async () => {
@@ -166,7 +189,9 @@ describe('notifications: production of TASK_PUBLISHED and TASK_DUE_REMINDER', ()
 
     /** Waits until `dueAt` has passed and one more scheduler run happened. */
     async function afterDue(dueAt: string): Promise<void> {
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, new Date(dueAt).getTime() - Date.now()) + 1500));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.max(0, new Date(dueAt).getTime() - Date.now()) + 1500),
+      );
     }
 
     it('reminds members without a submission once per offset, exactly once', async () => {
@@ -187,9 +212,12 @@ describe('notifications: production of TASK_PUBLISHED and TASK_DUE_REMINDER', ()
       expect(new Date(dueAt).getTime() - firstAt).toBeGreaterThan(3000);
 
       const all = await reminders(task.id, 6);
-      expect(all.filter((row) => row.hours_before === 0.001).map((row) => row.user_id).sort()).toEqual(
-        ids(room.owner, room.admin, slacker),
-      );
+      expect(
+        all
+          .filter((row) => row.hours_before === 0.001)
+          .map((row) => row.user_id)
+          .sort(),
+      ).toEqual(ids(room.owner, room.admin, slacker));
       // Two more scheduler runs before the due time add nothing.
       await new Promise((resolve) => setTimeout(resolve, 2100));
       const final = ofType(await notificationsOfTask(ctx, task.id), 'TASK_DUE_REMINDER');
@@ -199,9 +227,13 @@ describe('notifications: production of TASK_PUBLISHED and TASK_DUE_REMINDER', ()
       const item = (await inbox(ctx, slacker)).items.find((entry) => entry.type === 'TASK_DUE_REMINDER')!;
       const local = new Date(dueAt);
       const hhmm = local.toISOString().slice(11, 16);
-      expect(item.title).toMatch(new RegExp(`^Reminder: Worksheet is due \\w{3} \\d\\d \\w{3} \\d{4} ${hhmm} \\(UTC\\)$`));
+      expect(item.title).toMatch(
+        new RegExp(`^Reminder: Worksheet is due \\w{3} \\d\\d \\w{3} \\d{4} ${hhmm} \\(UTC\\)$`),
+      );
       expect(item.content).toMatch(
-        new RegExp(`^"Worksheet" in Physics 101 is due \\w{3} \\d\\d \\w{3} \\d{4} ${hhmm} \\(UTC\\), and you have not submitted it yet\\.$`),
+        new RegExp(
+          `^"Worksheet" in Physics 101 is due \\w{3} \\d\\d \\w{3} \\d{4} ${hhmm} \\(UTC\\), and you have not submitted it yet\\.$`,
+        ),
       );
     });
 
@@ -236,9 +268,14 @@ describe('notifications: production of TASK_PUBLISHED and TASK_DUE_REMINDER', ()
       const [submitter] = room.members;
       const draft = await createDraft(ctx, room.cls.id, room.owner, { dueAt: seconds(2) });
       const deleted = await createTask(ctx, room.cls.id, room.owner, { dueAt: seconds(2) });
-      await ctx.http.put(`/tasks/${deleted.id}/submissions/me`).set('Authorization', submitter.auth).send({ content: 'x' });
+      await ctx.http
+        .put(`/tasks/${deleted.id}/submissions/me`)
+        .set('Authorization', submitter.auth)
+        .send({ content: 'x' });
       await ctx.http.delete(`/tasks/${deleted.id}`).set('Authorization', room.owner.auth).expect(204);
-      const [{ deleted_at: deletedAt }] = await ctx.db.query(`SELECT deleted_at FROM tasks WHERE id = $1`, [deleted.id]);
+      const [{ deleted_at: deletedAt }] = await ctx.db.query(`SELECT deleted_at FROM tasks WHERE id = $1`, [
+        deleted.id,
+      ]);
       expect(deletedAt).not.toBeNull();
       const pastDue = await createTask(ctx, room.cls.id, room.owner, { dueAt: seconds(-60) });
       const control = await createTask(ctx, room.cls.id, room.owner, { dueAt: seconds(2) });

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { addMember, createClass } from './utils/classes';
-import { createSharedDatabase, deliveriesOf, FAST_NOTIFICATIONS, setPref, waitFor } from './utils/notifications';
+import {
+  createSharedDatabase,
+  deliveriesOf,
+  FAST_NOTIFICATIONS,
+  setPref,
+  waitFor,
+} from './utils/notifications';
 import { createTask } from './utils/tasks';
 import { createTestApp, TestApp } from './utils/test-app';
 import { createUser, TestUser } from './utils/users';
@@ -76,10 +82,15 @@ describe('notifications: several instances and restarts on one database', () => 
       expect(await count(first, `SELECT 1 FROM notifications`)).toBe(notifications);
       expect(await count(first, `SELECT 1 FROM notification_deliveries`)).toBe(notifications + webhooks);
       expect(
-        await count(first, `SELECT task_id, user_id, type FROM notifications GROUP BY 1, 2, 3 HAVING count(*) > 1`),
+        await count(
+          first,
+          `SELECT task_id, user_id, type FROM notifications GROUP BY 1, 2, 3 HAVING count(*) > 1`,
+        ),
       ).toBe(0);
       const hits = receiver.received.filter((hit) => hit.body && hit.verified);
-      const mine = hits.filter((hit) => tasks.some((task) => (hit.body as { data: { taskId: string } }).data.taskId === task.id));
+      const mine = hits.filter((hit) =>
+        tasks.some((task) => (hit.body as { data: { taskId: string } }).data.taskId === task.id),
+      );
       expect(mine).toHaveLength(webhooks);
       expect(new Set(mine.map((hit) => hit.headers['webhook-id'])).size).toBe(webhooks);
       for (const user of [owner, ...members]) {
@@ -113,13 +124,18 @@ describe('notifications: several instances and restarts on one database', () => 
       await waitFor(
         'e-mail attempts failed',
         async () =>
-          (await count(outage, `SELECT 1 FROM notification_deliveries WHERE channel = 'EMAIL' AND last_error IS NOT NULL`)) ===
-          2,
+          (await count(
+            outage,
+            `SELECT 1 FROM notification_deliveries WHERE channel = 'EMAIL' AND last_error IS NOT NULL`,
+          )) === 2,
       );
       await outage.close();
       apps.pop();
 
-      const restarted = await createTestApp({ ...FAST_NOTIFICATIONS, SMTP_URL: smtp.url }, { databaseUrl: database.url });
+      const restarted = await createTestApp(
+        { ...FAST_NOTIFICATIONS, SMTP_URL: smtp.url },
+        { databaseUrl: database.url },
+      );
       apps.push(restarted);
       // SENT at once: the old instance finished it while shutting down (an abandoned claim would stay leased).
       const [webhook] = (await deliveriesOf(restarted, member)).filter((row) => row.channel === 'WEBHOOK');

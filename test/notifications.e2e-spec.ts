@@ -22,7 +22,11 @@ describe('notifications: preferences and inbox', () => {
    * SENT notifications for `user` about a draft (so the jobs add none of their own), created
    * `count` seconds apart, newest last; answers their ids newest first, as the inbox orders them.
    */
-  async function seedInbox(user: TestUser, count: number, fields: { read?: boolean; sameTime?: boolean } = {}) {
+  async function seedInbox(
+    user: TestUser,
+    count: number,
+    fields: { read?: boolean; sameTime?: boolean } = {},
+  ) {
     const cls = await createClass(ctx, user, { name: 'Seeded class' });
     const task = await createDraft(ctx, cls.id, user, { title: 'Seeded task' });
     const rows: { id: string }[] = await ctx.db.query(
@@ -84,12 +88,20 @@ describe('notifications: preferences and inbox', () => {
         .set('Authorization', user.auth)
         .send({ channel: 'EMAIL', address: '  Ada@Example.COM ' });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ id: expect.any(String), channel: 'EMAIL', address: 'ada@example.com', isEnabled: true });
+      expect(res.body).toEqual({
+        id: expect.any(String),
+        channel: 'EMAIL',
+        address: 'ada@example.com',
+        isEnabled: true,
+      });
     });
 
     it('creates a WEBHOOK preference with a secret that updates keep', async () => {
       const user = await createUser(ctx);
-      const created = await setPref(ctx, user, { channel: 'WEBHOOK', address: 'https://hooks.example.com/a' });
+      const created = await setPref(ctx, user, {
+        channel: 'WEBHOOK',
+        address: 'https://hooks.example.com/a',
+      });
       expect(created).toEqual({
         id: expect.any(String),
         channel: 'WEBHOOK',
@@ -99,33 +111,68 @@ describe('notifications: preferences and inbox', () => {
       });
       expect(Buffer.from(created.secret!.slice('whsec_'.length), 'base64')).toHaveLength(32);
 
-      const updated = await setPref(ctx, user, { channel: 'WEBHOOK', address: 'http://hooks.example.com/b', isEnabled: false });
+      const updated = await setPref(ctx, user, {
+        channel: 'WEBHOOK',
+        address: 'http://hooks.example.com/b',
+        isEnabled: false,
+      });
       expect(updated).toEqual({ ...created, address: 'http://hooks.example.com/b', isEnabled: false });
 
       const other = await createUser(ctx);
-      const othersHook = await setPref(ctx, other, { channel: 'WEBHOOK', address: 'https://hooks.example.com/a' });
+      const othersHook = await setPref(ctx, other, {
+        channel: 'WEBHOOK',
+        address: 'https://hooks.example.com/a',
+      });
       expect(othersHook.secret).not.toBe(created.secret);
     });
 
     it('upserts one record per channel; isEnabled defaults to true on update too', async () => {
       const user = await createUser(ctx);
-      const messenger = await setPref(ctx, user, { channel: 'MESSENGER', address: '-100123456', isEnabled: false });
+      const messenger = await setPref(ctx, user, {
+        channel: 'MESSENGER',
+        address: '-100123456',
+        isEnabled: false,
+      });
       const email = await setPref(ctx, user, { channel: 'EMAIL', address: 'first@example.com' });
-      const again = await setPref(ctx, user, { channel: 'EMAIL', address: 'second@example.com', isEnabled: false });
-      expect(again).toEqual({ id: email.id, channel: 'EMAIL', address: 'second@example.com', isEnabled: false });
+      const again = await setPref(ctx, user, {
+        channel: 'EMAIL',
+        address: 'second@example.com',
+        isEnabled: false,
+      });
+      expect(again).toEqual({
+        id: email.id,
+        channel: 'EMAIL',
+        address: 'second@example.com',
+        isEnabled: false,
+      });
       const reenabled = await setPref(ctx, user, { channel: 'MESSENGER', address: '@class_bot_chat' });
-      expect(reenabled).toEqual({ id: messenger.id, channel: 'MESSENGER', address: '@class_bot_chat', isEnabled: true });
+      expect(reenabled).toEqual({
+        id: messenger.id,
+        channel: 'MESSENGER',
+        address: '@class_bot_chat',
+        isEnabled: true,
+      });
       const hook = await setPref(ctx, user, { channel: 'WEBHOOK', address: 'http://127.0.0.1:9/hook' });
 
-      const list = await ctx.http.get('/users/me/notification-prefs').set('Authorization', user.auth).expect(200);
+      const list = await ctx.http
+        .get('/users/me/notification-prefs')
+        .set('Authorization', user.auth)
+        .expect(200);
       expect(list.body).toEqual([
         { id: email.id, channel: 'EMAIL', address: 'second@example.com', isEnabled: false },
-        { id: hook.id, channel: 'WEBHOOK', address: 'http://127.0.0.1:9/hook', isEnabled: true, secret: hook.secret },
+        {
+          id: hook.id,
+          channel: 'WEBHOOK',
+          address: 'http://127.0.0.1:9/hook',
+          isEnabled: true,
+          secret: hook.secret,
+        },
         { id: messenger.id, channel: 'MESSENGER', address: '@class_bot_chat', isEnabled: true },
       ]);
-      const [{ count }] = await ctx.db.query(`SELECT count(*)::int AS count FROM notification_prefs WHERE user_id = $1`, [
-        user.id,
-      ]);
+      const [{ count }] = await ctx.db.query(
+        `SELECT count(*)::int AS count FROM notification_prefs WHERE user_id = $1`,
+        [user.id],
+      );
       expect(count).toBe(3);
     });
 
@@ -167,7 +214,10 @@ describe('notifications: preferences and inbox', () => {
       [{ channel: 'EMAIL', address: 'a@example.com', secret: 'whsec_mine' }],
     ])('rejects %j with 400', async (body) => {
       const user = await createUser(ctx);
-      const res = await ctx.http.put('/users/me/notification-prefs').set('Authorization', user.auth).send(body);
+      const res = await ctx.http
+        .put('/users/me/notification-prefs')
+        .set('Authorization', user.auth)
+        .send(body);
       expect(res.status).toBe(400);
       expect(res.body).toEqual(VALIDATION);
       await ctx.http.get('/users/me/notification-prefs').set('Authorization', user.auth).expect(200, []);
@@ -187,7 +237,10 @@ describe('notifications: preferences and inbox', () => {
     it('answers every field of an item', async () => {
       const user = await createUser(ctx);
       const [id] = await seedInbox(user, 1);
-      const [row] = await ctx.db.query(`SELECT task_id, class_id, created_at FROM notifications WHERE id = $1`, [id]);
+      const [row] = await ctx.db.query(
+        `SELECT task_id, class_id, created_at FROM notifications WHERE id = $1`,
+        [id],
+      );
       expect(await inbox(ctx, user)).toEqual({
         items: [
           {
@@ -264,7 +317,10 @@ describe('notifications: preferences and inbox', () => {
       const [pendingId] = await seedInbox(user, 1);
       await ctx.db.query(`UPDATE notifications SET status = 'PENDING' WHERE id = $1`, [pendingId]);
       for (const cursor of [randomUUID(), othersId, pendingId]) {
-        const res = await ctx.http.get('/users/me/notifications').query({ cursor }).set('Authorization', user.auth);
+        const res = await ctx.http
+          .get('/users/me/notifications')
+          .query({ cursor })
+          .set('Authorization', user.auth);
         expect(res.status).toBe(400);
         expect(res.body).toEqual(VALIDATION);
       }
@@ -285,10 +341,16 @@ describe('notifications: preferences and inbox', () => {
       const user = await createUser(ctx);
       const ids = await seedInbox(user, 6);
       for (const id of [ids[0], ids[3]]) {
-        await ctx.http.patch(`/users/me/notifications/${id}/read`).set('Authorization', user.auth).expect(200, { id });
+        await ctx.http
+          .patch(`/users/me/notifications/${id}/read`)
+          .set('Authorization', user.auth)
+          .expect(200, { id });
       }
       const unread = [ids[1], ids[2], ids[4], ids[5]];
-      expect(await allPages(user, { unreadOnly: true, limit: 3 })).toEqual([unread.slice(0, 3), unread.slice(3)]);
+      expect(await allPages(user, { unreadOnly: true, limit: 3 })).toEqual([
+        unread.slice(0, 3),
+        unread.slice(3),
+      ]);
       expect((await allPages(user, { unreadOnly: false, limit: 4 })).flat()).toEqual(ids);
       const page = await inbox(ctx, user, { unreadOnly: true });
       expect(page.unreadCount).toBe(4);
@@ -300,11 +362,17 @@ describe('notifications: preferences and inbox', () => {
     it('marks one notification read once; the second call changes nothing', async () => {
       const user = await createUser(ctx);
       const [id, otherId] = await seedInbox(user, 2);
-      await ctx.http.patch(`/users/me/notifications/${id}/read`).set('Authorization', user.auth).expect(200, { id });
+      await ctx.http
+        .patch(`/users/me/notifications/${id}/read`)
+        .set('Authorization', user.auth)
+        .expect(200, { id });
       const first = (await inbox(ctx, user)).items.find((item) => item.id === id)!;
       expect(first.readAt).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/));
       await new Promise((resolve) => setTimeout(resolve, 20));
-      await ctx.http.patch(`/users/me/notifications/${id}/read`).set('Authorization', user.auth).expect(200, { id });
+      await ctx.http
+        .patch(`/users/me/notifications/${id}/read`)
+        .set('Authorization', user.auth)
+        .expect(200, { id });
       const page = await inbox(ctx, user);
       expect(page.items.find((item) => item.id === id)!.readAt).toBe(first.readAt);
       expect(page.items.find((item) => item.id === otherId)!.readAt).toBeNull();
@@ -322,7 +390,9 @@ describe('notifications: preferences and inbox', () => {
       const [pendingId] = await seedInbox(user, 1);
       await ctx.db.query(`UPDATE notifications SET status = 'PENDING' WHERE id = $1`, [pendingId]);
       for (const id of [othersId, randomUUID(), pendingId]) {
-        const res = await ctx.http.patch(`/users/me/notifications/${id}/read`).set('Authorization', user.auth);
+        const res = await ctx.http
+          .patch(`/users/me/notifications/${id}/read`)
+          .set('Authorization', user.auth);
         expect(res.status).toBe(404);
         expect(res.body).toEqual(NOT_FOUND);
       }
@@ -335,11 +405,20 @@ describe('notifications: preferences and inbox', () => {
     it("marks all of the caller's notifications read and answers how many changed", async () => {
       const user = await createUser(ctx);
       const ids = await seedInbox(user, 4);
-      await ctx.http.patch(`/users/me/notifications/${ids[2]}/read`).set('Authorization', user.auth).expect(200);
+      await ctx.http
+        .patch(`/users/me/notifications/${ids[2]}/read`)
+        .set('Authorization', user.auth)
+        .expect(200);
       const other = await createUser(ctx);
       await seedInbox(other, 2);
-      await ctx.http.post('/users/me/notifications/read-all').set('Authorization', user.auth).expect(200, { updated: 3 });
-      await ctx.http.post('/users/me/notifications/read-all').set('Authorization', user.auth).expect(200, { updated: 0 });
+      await ctx.http
+        .post('/users/me/notifications/read-all')
+        .set('Authorization', user.auth)
+        .expect(200, { updated: 3 });
+      await ctx.http
+        .post('/users/me/notifications/read-all')
+        .set('Authorization', user.auth)
+        .expect(200, { updated: 0 });
       const page = await inbox(ctx, user);
       expect(page.unreadCount).toBe(0);
       expect(page.items.every((item) => item.readAt !== null)).toBe(true);

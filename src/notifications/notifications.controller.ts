@@ -1,4 +1,16 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Param, ParseUUIDPipe, Patch, Post, Put, Query } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  ParseUUIDPipe,
+  Patch,
+  Post,
+  Put,
+  Query,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
@@ -11,7 +23,12 @@ import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorat
 import { ErrorResponse } from '../common/errors/error.response';
 import { ListNotificationsQuery } from './dto/list-notifications.query';
 import { NotificationPrefDto, UpsertNotificationPrefDto } from './dto/notification-pref.dto';
-import { NotificationIdDto, NotificationPageDto, ReadAllResultDto, UnreadCountDto } from './dto/notification.response';
+import {
+  NotificationIdDto,
+  NotificationPageDto,
+  ReadAllResultDto,
+  UnreadCountDto,
+} from './dto/notification.response';
 import { NotificationPrefsService } from './notification-prefs.service';
 import { NotificationsService } from './notifications.service';
 
@@ -24,7 +41,10 @@ export class NotificationsController {
 
   @Get()
   @ApiOkResponse({ type: NotificationPageDto })
-  @ApiBadRequestResponse({ type: ErrorResponse, description: 'VALIDATION_ERROR: bad limit or unreadOnly, malformed or unknown cursor' })
+  @ApiBadRequestResponse({
+    type: ErrorResponse,
+    description: 'VALIDATION_ERROR: bad limit or unreadOnly, malformed or unknown cursor',
+  })
   list(@CurrentUser() user: AuthUser, @Query() query: ListNotificationsQuery): Promise<NotificationPageDto> {
     return this.notifications.list(user.id, query);
   }
@@ -38,8 +58,14 @@ export class NotificationsController {
   @Patch(':id/read')
   @ApiOkResponse({ type: NotificationIdDto })
   @ApiBadRequestResponse({ type: ErrorResponse, description: 'VALIDATION_ERROR: id is not a UUID' })
-  @ApiNotFoundResponse({ type: ErrorResponse, description: "NOT_FOUND: no such notification among the caller's" })
-  markRead(@CurrentUser() user: AuthUser, @Param('id', new ParseUUIDPipe()) id: string): Promise<NotificationIdDto> {
+  @ApiNotFoundResponse({
+    type: ErrorResponse,
+    description: "NOT_FOUND: no such notification among the caller's",
+  })
+  markRead(
+    @CurrentUser() user: AuthUser,
+    @Param('id', new ParseUUIDPipe()) id: string,
+  ): Promise<NotificationIdDto> {
     return this.notifications.markRead(user.id, id);
   }
 
@@ -66,8 +92,14 @@ export class NotificationPrefsController {
 
   @Put()
   @ApiOkResponse({ type: NotificationPrefDto, description: 'The created or updated preference' })
-  @ApiBadRequestResponse({ type: ErrorResponse, description: 'VALIDATION_ERROR: unknown channel or address unfit for it' })
-  upsert(@CurrentUser() user: AuthUser, @Body() body: UpsertNotificationPrefDto): Promise<NotificationPrefDto> {
+  @ApiBadRequestResponse({
+    type: ErrorResponse,
+    description: 'VALIDATION_ERROR: unknown channel or address unfit for it',
+  })
+  upsert(
+    @CurrentUser() user: AuthUser,
+    @Body() body: UpsertNotificationPrefDto,
+  ): Promise<NotificationPrefDto> {
     return this.prefs.upsert(user.id, body);
   }
 }

@@ -6,7 +6,16 @@ import { Notification } from './entities/notification.entity';
 
 export type InboxRow = Pick<
   Notification,
-  'id' | 'type' | 'taskId' | 'classId' | 'taskTitle' | 'className' | 'title' | 'content' | 'readAt' | 'createdAt'
+  | 'id'
+  | 'type'
+  | 'taskId'
+  | 'classId'
+  | 'taskTitle'
+  | 'className'
+  | 'title'
+  | 'content'
+  | 'readAt'
+  | 'createdAt'
 >;
 
 export function toNotificationDto(row: InboxRow): NotificationDto {
@@ -28,7 +37,12 @@ export type PrefRow = Pick<NotificationPref, 'id' | 'channel' | 'address' | 'isE
 
 /** The secret belongs to WEBHOOK preferences only; the other channels have none to show. */
 export function toNotificationPrefDto(row: PrefRow): NotificationPrefDto {
-  const pref: NotificationPrefDto = { id: row.id, channel: row.channel, address: row.address, isEnabled: row.isEnabled };
+  const pref: NotificationPrefDto = {
+    id: row.id,
+    channel: row.channel,
+    address: row.address,
+    isEnabled: row.isEnabled,
+  };
   if (row.channel === NotificationChannelName.WEBHOOK) pref.secret = row.secret!;
   return pref;
 }

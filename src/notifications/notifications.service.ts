@@ -3,7 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { ListNotificationsQuery } from './dto/list-notifications.query';
-import { NotificationIdDto, NotificationPageDto, ReadAllResultDto, UnreadCountDto } from './dto/notification.response';
+import {
+  NotificationIdDto,
+  NotificationPageDto,
+  ReadAllResultDto,
+  UnreadCountDto,
+} from './dto/notification.response';
 import { InboxRow, toNotificationDto } from './notifications.mapper';
 
 const INBOX_COLUMNS = `n.id, n.type, n.task_id AS "taskId", n.class_id AS "classId", n.task_title AS "taskTitle",
@@ -32,7 +37,9 @@ export class NotificationsService {
     if (unreadOnly) conditions.push(`n.read_at IS NULL`);
     if (cursor) {
       params.push(cursor);
-      conditions.push(`(n.created_at, n.id) < (SELECT c.created_at, c.id FROM notifications c WHERE c.id = $3)`);
+      conditions.push(
+        `(n.created_at, n.id) < (SELECT c.created_at, c.id FROM notifications c WHERE c.id = $3)`,
+      );
     }
     const rows: InboxRow[] = await this.dataSource.query(
       `SELECT ${INBOX_COLUMNS} FROM notifications n

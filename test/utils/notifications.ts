@@ -61,11 +61,22 @@ export function deliveriesOf(ctx: TestApp, user: { id: string }): Promise<Delive
 }
 
 /** The user's inbox (GET /users/me/notifications), asserting 200. */
-export async function inbox(ctx: TestApp, user: TestUser, query: Record<string, string | number | boolean> = {}) {
+export async function inbox(
+  ctx: TestApp,
+  user: TestUser,
+  query: Record<string, string | number | boolean> = {},
+) {
   const res = await ctx.http.get('/users/me/notifications').query(query).set('Authorization', user.auth);
   if (res.status !== 200) throw new Error(`inbox answered ${res.status}: ${JSON.stringify(res.body)}`);
   return res.body as {
-    items: { id: string; type: string; taskId: string; title: string; content: string; readAt: string | null }[];
+    items: {
+      id: string;
+      type: string;
+      taskId: string;
+      title: string;
+      content: string;
+      readAt: string | null;
+    }[];
     nextCursor: string | null;
     unreadCount: number;
   };
@@ -78,7 +89,8 @@ export async function setPref(
   body: { channel: string; address: string; isEnabled?: boolean },
 ): Promise<{ id: string; channel: string; address: string; isEnabled: boolean; secret?: string }> {
   const res = await ctx.http.put('/users/me/notification-prefs').set('Authorization', user.auth).send(body);
-  if (res.status !== 200) throw new Error(`PUT notification-prefs answered ${res.status}: ${JSON.stringify(res.body)}`);
+  if (res.status !== 200)
+    throw new Error(`PUT notification-prefs answered ${res.status}: ${JSON.stringify(res.body)}`);
   return res.body;
 }
 

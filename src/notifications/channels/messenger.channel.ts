@@ -30,14 +30,16 @@ export class MessengerChannel implements NotificationChannel {
     } catch (error) {
       // The message is built here so the URL, which holds the bot token, never reaches the stored error.
       const cause = (error as { cause?: { code?: string } }).cause?.code;
-      const reason = (error as Error).name === 'TimeoutError' ? `timed out after ${TIMEOUT_MS} ms` : 'unreachable';
+      const reason =
+        (error as Error).name === 'TimeoutError' ? `timed out after ${TIMEOUT_MS} ms` : 'unreachable';
       throw new Error(`Telegram API ${reason}${cause ? ` (${cause})` : ''}`);
     }
     const answer = (await response.json().catch(() => null)) as { ok?: boolean; description?: string } | null;
     if (response.ok && answer?.ok === true) return;
     const message = `Telegram API HTTP ${response.status}${answer?.description ? `: ${answer.description}` : ''}`;
     // A bad chat id or a bot blocked by the user does not heal by itself; throttling and outages do.
-    const permanent = response.status >= 400 && response.status < 500 && ![408, 429].includes(response.status);
+    const permanent =
+      response.status >= 400 && response.status < 500 && ![408, 429].includes(response.status);
     throw permanent ? new PermanentDeliveryError(message) : new Error(message);
   }
 }

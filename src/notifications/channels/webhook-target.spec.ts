@@ -30,12 +30,17 @@ describe('webhook target checks', () => {
     expect(isForbiddenAddress(address)).toBe(true);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '192.169.0.1', '2606:4700:4700::1111', '2001:4860::8888'])(
-    'allows %s',
-    (address) => {
-      expect(isForbiddenAddress(address)).toBe(false);
-    },
-  );
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '100.128.0.1',
+    '192.169.0.1',
+    '2606:4700:4700::1111',
+    '2001:4860::8888',
+  ])('allows %s', (address) => {
+    expect(isForbiddenAddress(address)).toBe(false);
+  });
 
   it('recognizes literal private hosts in URLs', () => {
     expect(isForbiddenLiteralHost(new URL('http://[::1]:8080/x'))).toBe(true);
@@ -47,8 +52,16 @@ describe('webhook target checks', () => {
   });
 
   it('refuses a name that resolves to a forbidden address, unless private targets are allowed', async () => {
-    await expect(vetWebhookHost(new URL('http://localhost:9/x'), false)).rejects.toBeInstanceOf(PermanentDeliveryError);
-    await expect(vetWebhookHost(new URL('http://localhost:9/x'), true)).resolves.toEqual({ address: '127.0.0.1', family: 4 });
-    await expect(vetWebhookHost(new URL('http://[::1]:9/x'), true)).resolves.toEqual({ address: '::1', family: 6 });
+    await expect(vetWebhookHost(new URL('http://localhost:9/x'), false)).rejects.toBeInstanceOf(
+      PermanentDeliveryError,
+    );
+    await expect(vetWebhookHost(new URL('http://localhost:9/x'), true)).resolves.toEqual({
+      address: '127.0.0.1',
+      family: 4,
+    });
+    await expect(vetWebhookHost(new URL('http://[::1]:9/x'), true)).resolves.toEqual({
+      address: '::1',
+      family: 6,
+    });
   });
 });

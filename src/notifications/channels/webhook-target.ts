@@ -78,7 +78,9 @@ export async function vetWebhookHost(url: URL, allowPrivate: boolean): Promise<V
   if (!allowPrivate) {
     const forbidden = addresses.find(({ address }) => isForbiddenAddress(address));
     if (forbidden) {
-      throw new PermanentDeliveryError(`refused: ${host} resolves to the non-public address ${forbidden.address}`);
+      throw new PermanentDeliveryError(
+        `refused: ${host} resolves to the non-public address ${forbidden.address}`,
+      );
     }
   }
   const [first] = addresses;

@@ -22,7 +22,8 @@ export class WebhookChannel implements NotificationChannel {
   constructor(@InjectConfig() private readonly config: AppConfig) {}
 
   async send(job: DeliveryJob): Promise<void> {
-    if (!job.event || !job.secret) throw new PermanentDeliveryError('webhook delivery without event or secret');
+    if (!job.event || !job.secret)
+      throw new PermanentDeliveryError('webhook delivery without event or secret');
     const { event } = job;
     const body = JSON.stringify({
       id: event.id,
@@ -54,7 +55,13 @@ export class WebhookChannel implements NotificationChannel {
 }
 
 /** A POST that connects to the vetted address only, gives up after `timeoutMs`, and answers the status. */
-function post(url: URL, target: VettedAddress, headers: Record<string, string>, body: string, timeoutMs: number) {
+function post(
+  url: URL,
+  target: VettedAddress,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+) {
   const pinned: LookupFunction = (_hostname, options, callback) => {
     if (options.all) callback(null, [target]);
     else callback(null, target.address, target.family);

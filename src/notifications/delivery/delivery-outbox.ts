@@ -116,7 +116,13 @@ export class DeliveryOutbox {
 }
 
 function toJob(row: ClaimedRow): DeliveryJob {
-  const job = { id: row.id, channel: row.channel, address: row.address, attempt: row.attempts, secret: row.secret };
+  const job = {
+    id: row.id,
+    channel: row.channel,
+    address: row.address,
+    attempt: row.attempts,
+    secret: row.secret,
+  };
   if (row.payload) return { ...job, ...row.payload, event: null };
   return {
     ...job,

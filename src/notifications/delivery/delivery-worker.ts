@@ -39,7 +39,10 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.stopping = true;
     for (;;) {
-      const running = this.pools.flatMap((pool) => [...pool.inFlight, ...(pool.claiming ? [pool.claiming] : [])]);
+      const running = this.pools.flatMap((pool) => [
+        ...pool.inFlight,
+        ...(pool.claiming ? [pool.claiming] : []),
+      ]);
       if (running.length === 0) return;
       await Promise.allSettled(running);
     }

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 
 /** Notifications routed per statement. */
-const BATCH_SIZE = 2000;
+const BATCH_SIZE = 5000;
 
 /**
  * Takes a batch of PENDING notifications (rows other instances hold are skipped), creates one delivery per
@@ -41,7 +41,8 @@ export class NotificationDispatcher {
   async dispatchPending(): Promise<number> {
     let deliveries = 0;
     for (;;) {
-      const [batch]: { notifications: number; deliveries: number }[] = await this.dataSource.query(DISPATCH_SQL);
+      const [batch]: { notifications: number; deliveries: number }[] =
+        await this.dataSource.query(DISPATCH_SQL);
       deliveries += batch.deliveries;
       if (batch.notifications < BATCH_SIZE) return deliveries;
     }

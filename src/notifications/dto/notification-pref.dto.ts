@@ -12,7 +12,10 @@ import {
 } from 'class-validator';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 
-const ADDRESS_RULES: Record<NotificationChannelName, { test: (address: string) => boolean; expected: string }> = {
+const ADDRESS_RULES: Record<
+  NotificationChannelName,
+  { test: (address: string) => boolean; expected: string }
+> = {
   [NotificationChannelName.EMAIL]: {
     test: (address) => address.length <= 320 && isEmail(address),
     expected: 'an e-mail address',
@@ -56,12 +59,17 @@ export class UpsertNotificationPrefDto {
   channel: NotificationChannelName;
 
   @ApiProperty({
-    description: 'EMAIL: e-mail address; WEBHOOK: http(s) URL; MESSENGER: Telegram chat id (`-?digits` or `@name`)',
+    description:
+      'EMAIL: e-mail address; WEBHOOK: http(s) URL; MESSENGER: Telegram chat id (`-?digits` or `@name`)',
     example: 'ada@example.com',
   })
   // E-mail addresses are stored trimmed and lower-cased, like everywhere in the service.
   @Transform(({ value, obj }: { value: unknown; obj: { channel?: unknown } }) =>
-    typeof value !== 'string' ? value : obj.channel === NotificationChannelName.EMAIL ? value.trim().toLowerCase() : value.trim(),
+    typeof value !== 'string'
+      ? value
+      : obj.channel === NotificationChannelName.EMAIL
+        ? value.trim().toLowerCase()
+        : value.trim(),
   )
   @IsString()
   @IsChannelAddress()
@@ -88,7 +96,8 @@ export class NotificationPrefDto {
   isEnabled: boolean;
 
   @ApiPropertyOptional({
-    description: 'WEBHOOK only: `whsec_` + base64 key that signs deliveries (Standard Webhooks); shown only to its owner',
+    description:
+      'WEBHOOK only: `whsec_` + base64 key that signs deliveries (Standard Webhooks); shown only to its owner',
     example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   })
   secret?: string;

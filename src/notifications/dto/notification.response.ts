@@ -38,7 +38,12 @@ export class NotificationPageDto {
   @ApiProperty({ type: [NotificationDto], description: 'Newest first' })
   items: NotificationDto[];
 
-  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'Cursor of the next page; null on the last page' })
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'Cursor of the next page; null on the last page',
+  })
   nextCursor: string | null;
 
   @ApiProperty({ description: 'Unread notifications across all pages' })

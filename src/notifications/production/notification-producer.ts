@@ -114,7 +114,8 @@ export class NotificationProducer {
     for (;;) {
       const [batch]: BatchResult[] = await this.dataSource.query(sql, params);
       produced += batch.notifications;
-      if (batch.tasks > 0) this.logger.log(`${type}: ${batch.notifications} notifications for ${batch.tasks} tasks`);
+      if (batch.tasks > 0)
+        this.logger.log(`${type}: ${batch.notifications} notifications for ${batch.tasks} tasks`);
       if (batch.tasks < TASKS_PER_BATCH) return produced;
     }
   }
