@@ -82,7 +82,7 @@ export class AuthTokensService {
     manager: EntityManager,
     purpose: TokenPurpose,
     where: { email: string } | { userId: string },
-  ) {
+  ): Promise<void> {
     const [column, value] = 'email' in where ? ['email', where.email] : ['user_id', where.userId];
     await manager.query(
       `UPDATE auth_tokens SET used_at = now() WHERE purpose = $1 AND ${column} = $2 AND used_at IS NULL`,
