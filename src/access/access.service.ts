@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { ClassRole, MANAGER_ROLES } from '../classes/entities/class-member.entity';
+import { memberSeesTaskSql } from './task-rules.sql';
 
 export interface ClassAccess {
   classId: string;
@@ -55,7 +56,7 @@ export class AccessService {
   async requireTaskAccess(taskId: string, userId: string, options: { manage?: boolean } = {}): Promise<TaskAccess> {
     const rows: TaskAccessRow[] = await this.dataSource.query(
       `SELECT t.class_id, c.is_personal, m.role,
-              (t.is_published AND (t.start_at IS NULL OR t.start_at <= now())) AS visible_to_members,
+              ${memberSeesTaskSql('t')} AS visible_to_members,
               (t.deleted_at IS NOT NULL) AS deleted
          FROM tasks t
          JOIN classes c ON c.id = t.class_id
