@@ -5,10 +5,12 @@
 # See docs/operations.md.
 ARG NODE_IMAGE=node:22-bookworm-slim
 
+# No dependency install scripts are needed (bcrypt loads its bundled prebuilt binary at run time; the
+# embedded PostgreSQL's symlinks are made below), and skipping them keeps the build offline-safe.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY nest-cli.json tsconfig.json tsconfig.build.json tsconfig.migrations.json ./
 COPY src ./src
 COPY migrations ./migrations
@@ -20,7 +22,7 @@ ENV NODE_ENV=production \
     DATA_DIR=/data
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # The embedded PostgreSQL's library symlinks are created here, as root, because node_modules is read-only
 # for the runtime user; the service would otherwise create them at its first start.
