@@ -1,5 +1,5 @@
-import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import { SmtpCapture } from './fakes/smtp-server';
 import {
   apiError,
@@ -285,6 +285,29 @@ describe('auth: registration', () => {
         .expect(201);
       const check = await ctx.http.get('/auth/verify-token').query({ token: first, purpose: 'REGISTRATION' });
       expect(check.body).toEqual({ valid: false });
+    });
+
+    it('answers 409 CONFLICT when another account took the address meanwhile, keeping the token', async () => {
+      const email = uniqueEmail();
+      const token = await registrationToken(ctx, smtp, email);
+      const other = await registerThroughMail(ctx, smtp);
+      await ctx.http
+        .post('/users/me/email/change')
+        .set('Authorization', other.auth)
+        .send({ email })
+        .expect(200);
+      const confirmation = tokenFromMail(ctx, await smtp.waitFor(email), MAIL_LINK.emailChange);
+      await ctx.http
+        .post('/users/me/email/confirm')
+        .set('Authorization', other.auth)
+        .send({ token: confirmation })
+        .expect(200);
+
+      const res = await ctx.http.post('/auth/register/complete').send({ token, password: 'a fine password' });
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual(apiError('CONFLICT'));
+      const check = await ctx.http.get('/auth/verify-token').query({ token, purpose: 'REGISTRATION' });
+      expect(check.body).toEqual({ valid: true, email });
     });
   });
 
