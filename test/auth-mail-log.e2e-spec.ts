@@ -12,7 +12,7 @@ describe('auth: mail without SMTP_URL', () => {
   let log: jest.SpyInstance;
   beforeAll(async () => {
     log = jest.spyOn(Logger.prototype, 'log');
-    ctx = await createTestApp();
+    ctx = await createTestApp({ DELIVERY_POLL_INTERVAL_MS: '50' });
   });
   afterAll(async () => {
     log.mockRestore();
@@ -22,9 +22,12 @@ describe('auth: mail without SMTP_URL', () => {
   it('logs the verification mail with its link, and the link completes the registration', async () => {
     const email = uniqueEmail('console');
     await ctx.http.post('/auth/register').send({ email }).expect(200);
-    const logged = log.mock.calls
-      .map(([entry]) => (entry as LoggedMail).mail)
-      .find((mail) => mail?.to === email);
+    const loggedMail = () =>
+      log.mock.calls.map(([entry]) => (entry as LoggedMail).mail).find((mail) => mail?.to === email);
+    for (let waited = 0; !loggedMail() && waited < 5000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const logged = loggedMail();
     expect(logged).toEqual({ to: email, subject: expect.any(String), text: expect.any(String) });
     const prefix = `${ctx.config.appUrl}${MAIL_LINK.registration}?token=`;
     const link = logged!.text.split(/\s+/).find((word) => word.startsWith(prefix));

@@ -108,10 +108,13 @@ export interface MailTestApp {
   close(): Promise<void>;
 }
 
-/** A test app whose mail goes to a fresh SMTP capture server. */
+/**
+ * A test app whose mail goes to a fresh SMTP capture server; a short delivery poll keeps mail that goes
+ * through the delivery worker quick to arrive.
+ */
 export async function startAppWithMailCapture(env: Record<string, string> = {}): Promise<MailTestApp> {
   const smtp = await startSmtpCapture();
-  const ctx = await createTestApp({ SMTP_URL: smtp.url, ...env });
+  const ctx = await createTestApp({ SMTP_URL: smtp.url, DELIVERY_POLL_INTERVAL_MS: '50', ...env });
   return {
     ctx,
     smtp,
