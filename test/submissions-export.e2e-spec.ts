@@ -11,16 +11,8 @@ import { putSubmission, seedMembers, seedSubmissions, seedTask } from './utils/s
 import { createTestApp, TestApp } from './utils/test-app';
 import { createUser, TestUser } from './utils/users';
 
-const HEADER = [
-  'Nickname',
-  'School',
-  'Student number',
-  'Class',
-  'Task title',
-  'First submission time',
-  'Last update time',
-  'Score',
-];
+const HEADER =
+  'Nickname,School,Student number,Class,Task title,First submission time,Last update time,Score'.split(',');
 const error = (code: string) => ({ error: expect.any(String), code });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -348,6 +348,65 @@ describe('submissions', () => {
     });
   });
 
+  describe('attachment rules and downloads', () => {
+    it('stores the name without control characters and refuses empty or over-long names', async () => {
+      const taskId = await seedTask(ctx, classId);
+      const filesBefore = storedFileKeys(ctx).length;
+      const cleaned = await call('post', `/tasks/${taskId}/submissions/me/attachments`, member)
+        .attach('file', Buffer.from('x'), { filename: ' report\t.md ', contentType: 'Text/Markdown' })
+        .expect(201);
+      expect(cleaned.body).toMatchObject({ originalName: 'report.md', mimeType: 'text/markdown' });
+      for (const filename of ['x'.repeat(256), '\t']) {
+        const res = await call('post', `/tasks/${taskId}/submissions/me/attachments`, member).attach(
+          'file',
+          Buffer.from('x'),
+          filename,
+        );
+        expect([res.status, res.body]).toEqual([400, error('VALIDATION_ERROR')]);
+      }
+      await call('post', `/tasks/${taskId}/submissions/me/attachments`, member)
+        .attach('file', Buffer.from('x'), 'y'.repeat(255))
+        .expect(201);
+      expect(storedFileKeys(ctx)).toHaveLength(filesBefore + 2);
+    });
+
+    it('holds at most 50 attachments per submission', async () => {
+      const taskId = await seedTask(ctx, classId);
+      const { id } = await putSubmission(ctx, taskId, member, 'many files');
+      await ctx.db.query(
+        `INSERT INTO submission_attachments (submission_id, file_key, original_name)
+         SELECT $1, 'seeded' || n || 'xxxxxxxxxxxxxxxx', 'f' || n FROM generate_series(1, 49) n`,
+        [id],
+      );
+      await upload(taskId, member).expect(201);
+      const filesBefore = storedFileKeys(ctx).length;
+      const res = await upload(taskId, member);
+      expect([res.status, res.body]).toEqual([400, error('VALIDATION_ERROR')]);
+      expect(storedFileKeys(ctx)).toHaveLength(filesBefore);
+      expect((await getMine(taskId, member).expect(200)).body.attachments).toHaveLength(50);
+    });
+
+    it('serves a submission file to its submitter and the class OWNER/ADMIN only', async () => {
+      const taskId = await seedTask(ctx, classId);
+      const file = await uploadSubmissionAttachment(ctx, taskId, member, {
+        name: 'essay.txt',
+        content: 'my essay',
+      });
+      for (const user of [member, owner, admin]) {
+        const res = await call('get', file.url, user).buffer(true).expect(200);
+        expect(res.text).toBe('my essay');
+      }
+      for (const user of [member2, outsider]) {
+        const res = await call('get', file.url, user);
+        expect([res.status, res.body]).toEqual([403, error('FORBIDDEN')]);
+      }
+      const anonymous = await call('get', file.url);
+      expect([anonymous.status, anonymous.body]).toEqual([401, error('UNAUTHORIZED')]);
+      await removeAttachment(taskId, member, file.id).expect(204);
+      expect((await call('get', file.url, member)).status).toBe(404);
+    });
+  });
+
   describe('late rule', () => {
     it('refuses every write after dueAt when late submission is off, by the database clock', async () => {
       const taskId = await seedTask(ctx, classId);

@@ -32,13 +32,11 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { ErrorResponse } from '../common/errors/error.response';
+import { AttachmentResponse } from '../files/attachment.response';
 import { UploadedFileInfo } from '../files/multer-storage.engine';
 import { GradeSubmissionDto } from './dto/grade-submission.dto';
-import {
-  SubmissionAttachmentResponse,
-  SubmissionListEntryResponse,
-  SubmissionResponse,
-} from './dto/submission.response';
+import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submission.response';
 import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
 import { SubmissionsExportService } from './submissions-export.service';
 import { SubmissionsService } from './submissions.service';
@@ -50,8 +48,11 @@ const WRITE_RULES =
 
 @ApiTags('submissions')
 @ApiBearerAuth()
-@ApiUnauthorizedResponse({ description: 'UNAUTHORIZED: missing or invalid token' })
-@ApiNotFoundResponse({ description: 'NOT_FOUND: task (or submission / attachment) missing or not visible' })
+@ApiUnauthorizedResponse({ type: ErrorResponse, description: 'UNAUTHORIZED: missing or invalid token' })
+@ApiNotFoundResponse({
+  type: ErrorResponse,
+  description: 'NOT_FOUND: task (or submission / attachment) missing or not visible',
+})
 @Controller('tasks/:taskId/submissions')
 export class SubmissionsController {
   constructor(
@@ -62,7 +63,7 @@ export class SubmissionsController {
   @Get('me')
   @ApiOperation({ summary: "The caller's submission" })
   @ApiOkResponse({ type: SubmissionResponse })
-  @ApiForbiddenResponse({ description: 'FORBIDDEN: not a member of the class' })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: 'FORBIDDEN: not a member of the class' })
   getMine(
     @Param('taskId', TASK_ID) taskId: string,
     @CurrentUser() user: AuthUser,
@@ -73,8 +74,8 @@ export class SubmissionsController {
   @Put('me')
   @ApiOperation({ summary: "Create or update the caller's submission" })
   @ApiOkResponse({ type: SubmissionResponse })
-  @ApiBadRequestResponse({ description: 'VALIDATION_ERROR' })
-  @ApiForbiddenResponse({ description: WRITE_RULES })
+  @ApiBadRequestResponse({ type: ErrorResponse, description: 'VALIDATION_ERROR' })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: WRITE_RULES })
   upsertMine(
     @Param('taskId', TASK_ID) taskId: string,
     @CurrentUser() user: AuthUser,
@@ -96,15 +97,18 @@ export class SubmissionsController {
       properties: { file: { type: 'string', format: 'binary' } },
     },
   })
-  @ApiCreatedResponse({ type: SubmissionAttachmentResponse })
-  @ApiBadRequestResponse({ description: 'VALIDATION_ERROR: no file' })
-  @ApiForbiddenResponse({ description: WRITE_RULES })
-  @ApiPayloadTooLargeResponse({ description: 'PAYLOAD_TOO_LARGE: file over UPLOAD_MAX_BYTES' })
+  @ApiCreatedResponse({ type: AttachmentResponse })
+  @ApiBadRequestResponse({ type: ErrorResponse, description: 'VALIDATION_ERROR: no file' })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: WRITE_RULES })
+  @ApiPayloadTooLargeResponse({
+    type: ErrorResponse,
+    description: 'PAYLOAD_TOO_LARGE: file over UPLOAD_MAX_BYTES',
+  })
   addAttachment(
     @Param('taskId', TASK_ID) taskId: string,
     @CurrentUser() user: AuthUser,
     @UploadedFile() file: UploadedFileInfo | undefined,
-  ): Promise<SubmissionAttachmentResponse> {
+  ): Promise<AttachmentResponse> {
     return this.submissions.addAttachment(taskId, user.id, file);
   }
 
@@ -112,7 +116,7 @@ export class SubmissionsController {
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: "Remove an attachment of the caller's submission" })
   @ApiNoContentResponse()
-  @ApiForbiddenResponse({ description: WRITE_RULES })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: WRITE_RULES })
   removeAttachment(
     @Param('taskId', TASK_ID) taskId: string,
     @Param('attachmentId', new ParseUUIDPipe()) attachmentId: string,
@@ -126,7 +130,7 @@ export class SubmissionsController {
     summary: 'OWNER/ADMIN: one entry per class member, including those who have not submitted',
   })
   @ApiOkResponse({ type: [SubmissionListEntryResponse] })
-  @ApiForbiddenResponse({ description: 'FORBIDDEN: not OWNER or ADMIN' })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: 'FORBIDDEN: not OWNER or ADMIN' })
   list(
     @Param('taskId', TASK_ID) taskId: string,
     @CurrentUser() user: AuthUser,
@@ -138,7 +142,7 @@ export class SubmissionsController {
   @ApiOperation({ summary: "OWNER/ADMIN: CSV of every member's submission, times in the caller's time zone" })
   @ApiProduces('text/csv')
   @ApiOkResponse({ description: 'UTF-8 CSV with BOM and CRLF', schema: { type: 'string' } })
-  @ApiForbiddenResponse({ description: 'FORBIDDEN: not OWNER or ADMIN' })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: 'FORBIDDEN: not OWNER or ADMIN' })
   export(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<StreamableFile> {
     return this.exporter.export(taskId, user);
   }
@@ -146,7 +150,7 @@ export class SubmissionsController {
   @Get(':submissionId')
   @ApiOperation({ summary: 'OWNER/ADMIN: one submission with body and attachments, for grading' })
   @ApiOkResponse({ type: SubmissionResponse })
-  @ApiForbiddenResponse({ description: 'FORBIDDEN: not OWNER or ADMIN' })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: 'FORBIDDEN: not OWNER or ADMIN' })
   getOne(
     @Param('taskId', TASK_ID) taskId: string,
     @Param('submissionId', new ParseUUIDPipe()) submissionId: string,
@@ -161,7 +165,7 @@ export class SubmissionsController {
   @ApiBadRequestResponse({
     description: 'VALIDATION_ERROR: no field, bad value, or isExemplary without a score',
   })
-  @ApiForbiddenResponse({ description: 'FORBIDDEN: not OWNER or ADMIN' })
+  @ApiForbiddenResponse({ type: ErrorResponse, description: 'FORBIDDEN: not OWNER or ADMIN' })
   grade(
     @Param('taskId', TASK_ID) taskId: string,
     @Param('submissionId', new ParseUUIDPipe()) submissionId: string,

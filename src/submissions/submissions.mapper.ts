@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { iso } from '../common/utils/time';
+import { toAttachmentResponse } from '../files/attachment.response';
 import {
-  SubmissionAttachmentResponse,
   SubmissionListEntryResponse,
   SubmissionResponse,
   SubmissionSummaryResponse,
@@ -33,18 +33,6 @@ export function avatarHash(email: string): string {
 /** numeric(12,2) arrives as a string ("12.50"); JSON carries it as a number (12.5). */
 export function scoreNumber(score: string | null): number | null {
   return score === null ? null : Number(score);
-}
-
-export function toAttachmentResponse(attachment: SubmissionAttachment): SubmissionAttachmentResponse {
-  return {
-    id: attachment.id,
-    fileKey: attachment.fileKey,
-    originalName: attachment.originalName,
-    mimeType: attachment.mimeType,
-    sizeBytes: attachment.sizeBytes === null ? null : Number(attachment.sizeBytes),
-    url: `/files/${attachment.fileKey}`,
-    createdAt: iso(attachment.createdAt) as string,
-  };
 }
 
 export function toSummaryResponse(submission: SubmissionSummaryRow): SubmissionSummaryResponse {

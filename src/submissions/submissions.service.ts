@@ -4,22 +4,15 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AccessService } from '../access/access.service';
 import { AppError, ErrorCode } from '../common/errors/app-error';
 import { pgConstraint } from '../common/utils/pg-errors';
+import { AttachmentResponse, toAttachmentResponse } from '../files/attachment.response';
 import { FileStorage } from '../files/file-storage';
 import { UploadedFileInfo } from '../files/multer-storage.engine';
+import { uploadMetadata } from '../files/upload-metadata';
 import { GradeSubmissionDto } from './dto/grade-submission.dto';
-import {
-  SubmissionAttachmentResponse,
-  SubmissionListEntryResponse,
-  SubmissionResponse,
-} from './dto/submission.response';
+import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submission.response';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { Submission } from './entities/submission.entity';
-import {
-  RosterRow,
-  toAttachmentResponse,
-  toListEntryResponse,
-  toSubmissionResponse,
-} from './submissions.mapper';
+import { RosterRow, toListEntryResponse, toSubmissionResponse } from './submissions.mapper';
 import {
   ATTACHMENT_COLUMNS,
   ATTACHMENT_ORDER,
@@ -29,8 +22,8 @@ import {
   SUBMISSION_SUMMARY_COLUMNS,
 } from './submissions.sql';
 
-/** Column limits of submission_attachments. */
-const NAME_MAX_LENGTH = 255;
+/** A bound on the attachment list of one submission (as for a task). */
+export const ATTACHMENTS_PER_SUBMISSION_MAX = 50;
 
 /** TypeORM answers UPDATE and DELETE with [rows, affected count]. */
 type UpdateResult<T> = [T[], number];
@@ -68,32 +61,42 @@ export class SubmissionsService {
     });
   }
 
-  /** The file is already stored when this runs; it is removed again when the row cannot be written. */
+  /**
+   * The file is already stored when this runs; it is removed again unless its row is written. The
+   * submission row stays locked from the upsert to the insert, so the attachment count holds.
+   */
   async addAttachment(
     taskId: string,
     userId: string,
     file: UploadedFileInfo | undefined,
-  ): Promise<SubmissionAttachmentResponse> {
-    if (!file) throw AppError.validation('file is required (multipart field "file")');
+  ): Promise<AttachmentResponse> {
     try {
-      if (file.originalname.length > NAME_MAX_LENGTH || file.mimetype.length > NAME_MAX_LENGTH) {
-        throw AppError.validation(`File name and type must be at most ${NAME_MAX_LENGTH} characters`);
-      }
       return await this.writeMine(taskId, userId, async (manager) => {
+        if (!file) throw AppError.validation('file is required (multipart field "file")');
+        const { originalName, mimeType } = uploadMetadata(file);
+        const [submission] = await manager.query<{ id: string }[]>(
+          `INSERT INTO submissions (task_id, user_id) VALUES ($1, $2)
+           ON CONFLICT (task_id, user_id) DO UPDATE SET last_updated_at = now()
+           RETURNING id`,
+          [taskId, userId],
+        );
+        const [{ count }] = await manager.query<{ count: number }[]>(
+          `SELECT count(*)::int AS count FROM submission_attachments WHERE submission_id = $1`,
+          [submission.id],
+        );
+        if (count >= ATTACHMENTS_PER_SUBMISSION_MAX) {
+          throw AppError.validation(`A submission has at most ${ATTACHMENTS_PER_SUBMISSION_MAX} attachments`);
+        }
         const [attachment] = await manager.query<SubmissionAttachment[]>(
-          `WITH s AS (
-             INSERT INTO submissions (task_id, user_id) VALUES ($1, $2)
-             ON CONFLICT (task_id, user_id) DO UPDATE SET last_updated_at = now()
-             RETURNING id)
-           INSERT INTO submission_attachments AS a (submission_id, file_key, original_name, mime_type, size_bytes)
-           SELECT s.id, $3, $4, $5, $6 FROM s
+          `INSERT INTO submission_attachments AS a (submission_id, file_key, original_name, mime_type, size_bytes)
+           VALUES ($1, $2, $3, $4, $5)
            RETURNING ${ATTACHMENT_COLUMNS}`,
-          [taskId, userId, file.key, file.originalname, file.mimetype, file.size],
+          [submission.id, file.key, originalName, mimeType, file.size],
         );
         return toAttachmentResponse(attachment);
       });
     } catch (error) {
-      await this.storage.remove([file.key]);
+      if (file) await this.discardFiles([file.key]);
       throw error;
     }
   }
@@ -113,13 +116,7 @@ export class SubmissionsService {
       if (removed.length === 0) throw AppError.notFound('Attachment');
       return removed[0].fileKey;
     });
-    // The row is gone; a file left behind on a storage failure is only wasted space, not an error of this call.
-    await this.storage.remove([fileKey]).catch((error: unknown) => {
-      this.logger.warn(
-        { err: error, fileKey },
-        'Could not remove the file of a deleted submission attachment',
-      );
-    });
+    await this.discardFiles([fileKey]);
   }
 
   /** One entry per class member, in a fixed number of queries whatever the class size. */
@@ -250,6 +247,15 @@ export class SubmissionsService {
     }
     if (rules.locked) {
       throw new AppError(ErrorCode.TASK_LOCKED, 'Submit the tasks this one is blocked by first');
+    }
+  }
+
+  /** Once the rows are gone (or were never written): a failure leaves orphan files behind, logged, never a failed request. */
+  private async discardFiles(keys: string[]): Promise<void> {
+    try {
+      await this.storage.remove(keys);
+    } catch (error) {
+      this.logger.error({ err: error, keys }, 'Could not remove submission attachment files');
     }
   }
 

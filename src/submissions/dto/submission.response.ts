@@ -1,28 +1,6 @@
 import { ApiProperty, OmitType } from '@nestjs/swagger';
 import { ClassRole } from '../../classes/entities/class-member.entity';
-
-export class SubmissionAttachmentResponse {
-  @ApiProperty({ format: 'uuid' })
-  id: string;
-
-  @ApiProperty({ description: 'Opaque storage key' })
-  fileKey: string;
-
-  @ApiProperty({ example: '作业.pdf' })
-  originalName: string;
-
-  @ApiProperty({ type: String, nullable: true })
-  mimeType: string | null;
-
-  @ApiProperty({ type: Number, nullable: true })
-  sizeBytes: number | null;
-
-  @ApiProperty({ example: '/files/3q2-...', description: 'GET /files/:fileKey, relative to the API base' })
-  url: string;
-
-  @ApiProperty({ format: 'date-time' })
-  createdAt: string;
-}
+import { AttachmentResponse } from '../../files/attachment.response';
 
 export class SubmissionResponse {
   @ApiProperty({ format: 'uuid' })
@@ -37,8 +15,8 @@ export class SubmissionResponse {
   @ApiProperty({ type: String, nullable: true, description: 'Markdown body' })
   content: string | null;
 
-  @ApiProperty({ type: [SubmissionAttachmentResponse] })
-  attachments: SubmissionAttachmentResponse[];
+  @ApiProperty({ type: [AttachmentResponse] })
+  attachments: AttachmentResponse[];
 
   @ApiProperty({ format: 'date-time', description: 'Never changes after creation' })
   firstSubmittedAt: string;
@@ -90,8 +68,8 @@ export class SubmissionListEntryResponse {
   @ApiProperty()
   submitted: boolean;
 
-  @ApiProperty({ type: [SubmissionAttachmentResponse], description: 'Empty when not submitted' })
-  attachments: SubmissionAttachmentResponse[];
+  @ApiProperty({ type: [AttachmentResponse], description: 'Empty when not submitted' })
+  attachments: AttachmentResponse[];
 
   @ApiProperty({ type: SubmissionSummaryResponse, nullable: true, description: 'Null when not submitted' })
   submission: SubmissionSummaryResponse | null;
