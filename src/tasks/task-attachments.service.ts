@@ -8,7 +8,7 @@ import { FileStorage } from '../files/file-storage';
 import { UploadedFileInfo } from '../files/multer-storage.engine';
 import { TaskAttachmentResponse } from './dto/task.response';
 import { TaskAttachment } from './entities/task-attachment.entity';
-import { lockLiveTask } from './task-graph';
+import { lockLiveTask } from './task-writes';
 
 /** Column limits of task_attachments, and a bound on the attachment list of one task. */
 const NAME_MAX_LENGTH = 255;

@@ -14,7 +14,7 @@ import { FileStorage } from '../files/file-storage';
 import { DraftMarkdownResponse } from './dto/task.response';
 import { TaskAttachment } from './entities/task-attachment.entity';
 import { Task } from './entities/task.entity';
-import { lockLiveTask } from './task-graph';
+import { lockLiveTask, updateTask } from './task-writes';
 
 /** Text-like attachments are read into the parse input, each and all together bounded. */
 const TEXT_ATTACHMENT = /^text\//i;
@@ -80,14 +80,7 @@ export class TaskDraftsService {
       if (result.title !== null) changes.title = result.title;
       if (result.description !== null) changes.description = result.description;
       if (dto.text !== undefined) changes.sourceText = dto.text;
-      if (Object.keys(changes).length > 0) {
-        await manager
-          .createQueryBuilder()
-          .update(Task)
-          .set(changes)
-          .where('id = :taskId', { taskId })
-          .execute();
-      }
+      await updateTask(manager, taskId, changes);
       if (result.description !== null) await this.cacheMarkdown(manager, taskId, result.description);
       return (await this.cachedMarkdown(manager, taskId)) !== null;
     });

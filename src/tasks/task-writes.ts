@@ -1,4 +1,5 @@
 import { EntityManager, IsNull } from 'typeorm';
+import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AppError } from '../common/errors/app-error';
 import { Task } from './entities/task.entity';
 
@@ -10,6 +11,16 @@ export async function lockLiveTask(manager: EntityManager, taskId: string): Prom
   });
   if (!task) throw AppError.notFound('Task');
   return task;
+}
+
+/** Writes `changes` to the task row (updatedAt included); nothing when there are none. */
+export async function updateTask(
+  manager: EntityManager,
+  taskId: string,
+  changes: QueryDeepPartialEntity<Task>,
+): Promise<void> {
+  if (Object.keys(changes).length === 0) return;
+  await manager.createQueryBuilder().update(Task).set(changes).where('id = :taskId', { taskId }).execute();
 }
 
 /**

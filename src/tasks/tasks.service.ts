@@ -10,7 +10,7 @@ import { TaskAttachment } from './entities/task-attachment.entity';
 import { TaskMarkdownCache } from './entities/task-markdown-cache.entity';
 import { Task } from './entities/task.entity';
 import { TaskAttachmentsService } from './task-attachments.service';
-import { checkBlockedBy, lockLiveTask, unblockDependents } from './task-graph';
+import { checkBlockedBy, lockLiveTask, unblockDependents, updateTask } from './task-writes';
 import { TaskReader } from './task-reader.service';
 import { toUserStateResponse, UserStateRow } from './tasks.mapper';
 
@@ -118,14 +118,7 @@ export class TasksService {
         // The cached Markdown draft belongs to the draft stage.
         await manager.delete(TaskMarkdownCache, { taskId });
       }
-      if (Object.keys(changes).length > 0) {
-        await manager
-          .createQueryBuilder()
-          .update(Task)
-          .set(changes)
-          .where('id = :taskId', { taskId })
-          .execute();
-      }
+      await updateTask(manager, taskId, changes);
     });
     return this.reader.detail(taskId, userId);
   }
