@@ -106,7 +106,7 @@ describe('task attachments and GET /files/:fileKey', () => {
     await upload(task.id, cls.owner, randomBytes(MAX_BYTES)).expect(201);
   });
 
-  it('answers 400 without a file part', async () => {
+  it('answers 400 without a file part or with a name over 255 characters', async () => {
     const task = await createTask(ctx, cls.classId, cls.owner);
     const res = await ctx.http
       .post(`/tasks/${task.id}/attachments`)
@@ -116,6 +116,14 @@ describe('task attachments and GET /files/:fileKey', () => {
     expect(res.body).toEqual(error('VALIDATION_ERROR'));
     const empty = await ctx.http.post(`/tasks/${task.id}/attachments`).set('Authorization', cls.owner.auth);
     expect(empty.status).toBe(400);
+    const before = storedKeys().length;
+    const longName = await upload(task.id, cls.owner, Buffer.from('x'), `${'名'.repeat(252)}.pdf`);
+    expect(longName.status).toBe(400);
+    expect(longName.body).toEqual(error('VALIDATION_ERROR'));
+    await expectStoredCount(before);
+    const longest = await upload(task.id, cls.owner, Buffer.from('x'), `${'名'.repeat(251)}.pdf`);
+    expect(longest.status).toBe(201);
+    expect(longest.body.originalName).toHaveLength(255);
   });
 
   it('lets only OWNER and ADMIN upload, and removes the refused file', async () => {

@@ -6,16 +6,13 @@ import { AppError } from '../common/errors/app-error';
 import { toAttachmentResponse } from '../files/attachment.response';
 import { FileStorage } from '../files/file-storage';
 import { UploadedFileInfo } from '../files/multer-storage.engine';
+import { uploadMetadata } from '../files/upload-metadata';
 import { TaskAttachmentResponse } from './dto/task.response';
 import { TaskAttachment } from './entities/task-attachment.entity';
 import { lockLiveTask } from './task-writes';
 
-/** Column limits of task_attachments, and a bound on the attachment list of one task. */
-const NAME_MAX_LENGTH = 255;
+/** A bound on the attachment list of one task. */
 export const ATTACHMENTS_PER_TASK_MAX = 50;
-/** A media type as a header may carry it; anything else is served as application/octet-stream. */
-const MEDIA_TYPE = /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(?:\s*;\s*[\w!#$&^.+-]+=(?:[\w!#$&^.+-]+|"[^"\\\r\n]*"))*$/;
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
 
 @Injectable()
 export class TaskAttachmentsService {
@@ -36,14 +33,7 @@ export class TaskAttachmentsService {
     try {
       await this.access.requireTaskAccess(taskId, userId, { manage: true });
       if (!file) throw AppError.validation('file is required (multipart field "file")');
-      const originalName = file.originalname.replace(CONTROL_CHARACTERS, '').trim();
-      if (originalName.length === 0 || originalName.length > NAME_MAX_LENGTH) {
-        throw AppError.validation(`The file name must be 1 to ${NAME_MAX_LENGTH} characters`);
-      }
-      const mimeType =
-        MEDIA_TYPE.test(file.mimetype) && file.mimetype.length <= NAME_MAX_LENGTH
-          ? file.mimetype.toLowerCase()
-          : 'application/octet-stream';
+      const { originalName, mimeType } = uploadMetadata(file);
       const attachment = await this.dataSource.transaction(async (manager) => {
         // Locked: the count below holds until the insert, and a concurrent delete of the task waits.
         await lockLiveTask(manager, taskId);
