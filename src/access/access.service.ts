@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { ClassRole, MANAGER_ROLES } from '../classes/entities/class-member.entity';
 import { memberSeesTaskSql } from './task-rules.sql';
@@ -35,17 +35,34 @@ export class AccessService {
 
   /** Membership of the caller in a class, or 404 (no class) / 403 (not a member, or role not allowed). */
   async requireClassRole(classId: string, userId: string, allowed?: readonly ClassRole[]): Promise<ClassAccess> {
-    const rows: { role: ClassRole | null; is_personal: boolean }[] = await this.dataSource.query(
-      `SELECT m.role, c.is_personal
-         FROM classes c LEFT JOIN class_members m ON m.class_id = c.id AND m.user_id = $2
-        WHERE c.id = $1`,
-      [classId, userId],
-    );
-    if (rows.length === 0) throw AppError.notFound('Class');
-    const { role, is_personal: isPersonal } = rows[0];
-    if (role === null) throw AppError.forbidden('You are not a member of this class');
-    if (allowed && !allowed.includes(role)) throw AppError.forbidden();
-    return { classId, role, isPersonal };
+    return this.resolveClassRole(this.dataSource.manager, '', classId, userId, allowed);
+  }
+
+  /**
+   * `requireClassRole` inside the transaction of `manager`, with the class row locked FOR UPDATE until it
+   * ends. Membership changes (roles, removal, transfer, deletion) take this lock first, so they run one at a
+   * time per class and decide on the roles as they are now, not as the guard saw them before the transaction.
+   */
+  async lockClassRole(
+    manager: EntityManager,
+    classId: string,
+    userId: string,
+    allowed?: readonly ClassRole[],
+  ): Promise<ClassAccess> {
+    return this.resolveClassRole(manager, 'FOR UPDATE OF c', classId, userId, allowed);
+  }
+
+  /**
+   * Who may remove whom (SPEC "Class roles"): anyone may leave, except the OWNER, who is never removed
+   * (ownership is transferred first); OWNER and ADMIN remove MEMBERs; only the OWNER removes ADMINs.
+   */
+  assertCanRemoveMember(caller: ClassAccess, callerId: string, targetId: string, targetRole: ClassRole): void {
+    if (targetRole === ClassRole.OWNER) {
+      throw AppError.forbidden('The owner cannot be removed; transfer ownership first');
+    }
+    if (targetId === callerId) return;
+    const allowed = targetRole === ClassRole.ADMIN ? [ClassRole.OWNER] : MANAGER_ROLES;
+    if (!allowed.includes(caller.role)) throw AppError.forbidden();
   }
 
   /**
@@ -71,5 +88,25 @@ export class AccessService {
     if (!canManage && !row.visible_to_members) throw AppError.notFound('Task');
     if (options.manage && !canManage) throw AppError.forbidden();
     return { taskId, classId: row.class_id, role: row.role, isPersonal: row.is_personal, canManage };
+  }
+
+  private async resolveClassRole(
+    manager: EntityManager,
+    lock: '' | 'FOR UPDATE OF c',
+    classId: string,
+    userId: string,
+    allowed?: readonly ClassRole[],
+  ): Promise<ClassAccess> {
+    const rows: { role: ClassRole | null; is_personal: boolean }[] = await manager.query(
+      `SELECT m.role, c.is_personal
+         FROM classes c LEFT JOIN class_members m ON m.class_id = c.id AND m.user_id = $2
+        WHERE c.id = $1 ${lock}`,
+      [classId, userId],
+    );
+    if (rows.length === 0) throw AppError.notFound('Class');
+    const { role, is_personal: isPersonal } = rows[0];
+    if (role === null) throw AppError.forbidden('You are not a member of this class');
+    if (allowed && !allowed.includes(role)) throw AppError.forbidden();
+    return { classId, role, isPersonal };
   }
 }

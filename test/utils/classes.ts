@@ -1,6 +1,7 @@
 import { ClassRole } from '../../src/classes/entities/class-member.entity';
 import { generateInviteCode } from '../../src/classes/invite-code';
 import { TestApp } from './test-app';
+import { createUser, TestUser } from './users';
 
 export interface TestClass {
   id: string;
@@ -23,7 +24,14 @@ export async function createClass(
     const [row] = await manager.query(
       `INSERT INTO classes (name, description, color, owner_id, school_id, invite_code)
        VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-      [name, fields.description ?? null, fields.color ?? '#6366f1', owner.id, fields.schoolId ?? null, inviteCode],
+      [
+        name,
+        fields.description ?? null,
+        fields.color ?? '#6366f1',
+        owner.id,
+        fields.schoolId ?? null,
+        inviteCode,
+      ],
     );
     await manager.query(`INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, 'OWNER')`, [
       row.id,
@@ -40,5 +48,34 @@ export async function addMember(
   user: { id: string },
   role: Exclude<ClassRole, ClassRole.OWNER> = ClassRole.MEMBER,
 ): Promise<void> {
-  await ctx.db.query(`INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, $3)`, [classId, user.id, role]);
+  await ctx.db.query(`INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, $3)`, [
+    classId,
+    user.id,
+    role,
+  ]);
+}
+
+/** A shared class with one user in each role, plus a user who is not a member. */
+export interface ClassWithMembers {
+  cls: TestClass;
+  owner: TestUser;
+  admin: TestUser;
+  member: TestUser;
+  outsider: TestUser;
+}
+
+export async function createClassWithMembers(
+  ctx: TestApp,
+  fields: Parameters<typeof createClass>[2] = {},
+): Promise<ClassWithMembers> {
+  const [owner, admin, member, outsider] = await Promise.all([
+    createUser(ctx, { nickname: 'Owner' }),
+    createUser(ctx, { nickname: 'Admin' }),
+    createUser(ctx, { nickname: 'Member' }),
+    createUser(ctx, { nickname: 'Outsider' }),
+  ]);
+  const cls = await createClass(ctx, owner, fields);
+  await addMember(ctx, cls.id, admin, ClassRole.ADMIN);
+  await addMember(ctx, cls.id, member, ClassRole.MEMBER);
+  return { cls, owner, admin, member, outsider };
 }

@@ -41,7 +41,9 @@ export function attachQueryCounter(ctx: TestApp): QueryCounter {
     const recording = scope.getStore();
     if (recording) {
       const [config] = args;
-      recording.statements.push(typeof config === 'string' ? config : String((config as { text?: string }).text));
+      recording.statements.push(
+        typeof config === 'string' ? config : String((config as { text?: string }).text),
+      );
     }
     return original.apply(this, args);
   };

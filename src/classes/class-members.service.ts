@@ -1,0 +1,112 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { AccessService, ClassAccess } from '../access/access.service';
+import { AppError } from '../common/errors/app-error';
+import {
+  ClassMemberRow,
+  ClassSummaryRow,
+  findMemberRole,
+  getClassMember,
+  getClassSummary,
+  listClassMembers,
+  setMemberRole,
+} from './classes.queries';
+import { ClassRole } from './entities/class-member.entity';
+
+/**
+ * Role changes, removals and transfers. Each runs in a transaction that first locks the class row through
+ * AccessService.lockClassRole, so concurrent changes of one class run one after the other and each decides
+ * on the current roles (two transfers at once: the second finds its caller no longer OWNER).
+ */
+@Injectable()
+export class ClassMembersService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly access: AccessService,
+  ) {}
+
+  list(classId: string): Promise<ClassMemberRow[]> {
+    return listClassMembers(this.dataSource.manager, classId);
+  }
+
+  /** OWNER only; ADMIN ↔ MEMBER. The OWNER's own role changes only by a transfer. */
+  changeRole(
+    access: ClassAccess,
+    callerId: string,
+    targetId: string,
+    role: ClassRole.ADMIN | ClassRole.MEMBER,
+  ): Promise<ClassMemberRow> {
+    if (access.isPersonal) throw AppError.forbidden('Roles cannot be changed in a personal class');
+    return this.dataSource.transaction(async (manager) => {
+      await this.access.lockClassRole(manager, access.classId, callerId, [ClassRole.OWNER]);
+      const current = await this.requireMemberRole(
+        manager,
+        access.classId,
+        targetId,
+        AppError.notFound('Member'),
+      );
+      if (current === ClassRole.OWNER) {
+        throw AppError.validation("The owner's role cannot be changed; transfer ownership instead");
+      }
+      await setMemberRole(manager, access.classId, targetId, role);
+      return getClassMember(manager, access.classId, targetId);
+    });
+  }
+
+  /** Removal by a manager, or leaving; who may remove whom is AccessService.assertCanRemoveMember. */
+  remove(classId: string, callerId: string, targetId: string): Promise<void> {
+    return this.dataSource.transaction(async (manager) => {
+      const caller = await this.access.lockClassRole(manager, classId, callerId);
+      const targetRole = await this.requireMemberRole(
+        manager,
+        classId,
+        targetId,
+        AppError.notFound('Member'),
+      );
+      this.access.assertCanRemoveMember(caller, callerId, targetId, targetRole);
+      await manager.query(`DELETE FROM class_members WHERE class_id = $1 AND user_id = $2`, [
+        classId,
+        targetId,
+      ]);
+    });
+  }
+
+  /**
+   * Atomic: demote the OWNER (freeing the one-OWNER index), promote the target, move classes.owner_id; the
+   * deferred owner foreign key checks the three together at commit. Answers the class as the caller now sees it.
+   */
+  transfer(access: ClassAccess, callerId: string, newOwnerId: string): Promise<ClassSummaryRow> {
+    if (access.isPersonal) throw AppError.forbidden('A personal class cannot be transferred');
+    return this.dataSource.transaction(async (manager) => {
+      const { classId } = await this.access.lockClassRole(manager, access.classId, callerId, [
+        ClassRole.OWNER,
+      ]);
+      if (newOwnerId === callerId) throw AppError.validation('You already own this class');
+      await this.requireMemberRole(
+        manager,
+        classId,
+        newOwnerId,
+        AppError.validation('newOwnerId is not a member'),
+      );
+      await setMemberRole(manager, classId, callerId, ClassRole.ADMIN);
+      await setMemberRole(manager, classId, newOwnerId, ClassRole.OWNER);
+      await manager.query(`UPDATE classes SET owner_id = $2, updated_at = now() WHERE id = $1`, [
+        classId,
+        newOwnerId,
+      ]);
+      return getClassSummary(manager, callerId, classId);
+    });
+  }
+
+  private async requireMemberRole(
+    manager: EntityManager,
+    classId: string,
+    userId: string,
+    notMember: AppError,
+  ): Promise<ClassRole> {
+    const role = await findMemberRole(manager, classId, userId);
+    if (role === null) throw notMember;
+    return role;
+  }
+}

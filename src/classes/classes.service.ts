@@ -1,0 +1,171 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { AccessService, ClassAccess } from '../access/access.service';
+import { AppError } from '../common/errors/app-error';
+import { isUniqueViolation } from '../common/utils/pg-errors';
+import { FileStorage } from '../files/file-storage';
+import { ClassSummaryRow, getClassSummary, listClassSummaries } from './classes.queries';
+import { CreateClassDto, UpdateClassDto } from './dto/class-fields.dto';
+import { ClassEntity, DEFAULT_CLASS_COLOR } from './entities/class.entity';
+import { ClassRole } from './entities/class-member.entity';
+import { normalizeInviteCode, withFreshInviteCode } from './invite-code';
+
+/** Stored files are removed in batches, so one class with thousands of files does not flood the storage. */
+const FILE_REMOVAL_BATCH = 100;
+
+@Injectable()
+export class ClassesService {
+  private readonly logger = new Logger(ClassesService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly access: AccessService,
+    private readonly storage: FileStorage,
+  ) {}
+
+  list(userId: string): Promise<ClassSummaryRow[]> {
+    return listClassSummaries(this.dataSource.manager, userId);
+  }
+
+  get(userId: string, classId: string): Promise<ClassSummaryRow> {
+    return getClassSummary(this.dataSource.manager, userId, classId);
+  }
+
+  /** A shared class with the caller as OWNER; class and membership commit together (deferred owner FK). */
+  create(userId: string, dto: CreateClassDto): Promise<ClassSummaryRow> {
+    return this.dataSource.transaction(async (manager) => {
+      if (dto.schoolId) await this.lockSchool(manager, dto.schoolId);
+      const classId = await withFreshInviteCode(async (code) => {
+        const rows: { id: string }[] = await manager.query(
+          `INSERT INTO classes (name, description, color, owner_id, school_id, invite_code)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (invite_code) DO NOTHING
+           RETURNING id`,
+          [
+            dto.name,
+            dto.description ?? null,
+            dto.color ?? DEFAULT_CLASS_COLOR,
+            userId,
+            dto.schoolId ?? null,
+            code,
+          ],
+        );
+        return rows[0]?.id;
+      });
+      await manager.query(`INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, $3)`, [
+        classId,
+        userId,
+        ClassRole.OWNER,
+      ]);
+      return getClassSummary(manager, userId, classId);
+    });
+  }
+
+  async update(userId: string, classId: string, dto: UpdateClassDto): Promise<ClassSummaryRow> {
+    const changes: Partial<Pick<ClassEntity, 'name' | 'description' | 'color'>> = {};
+    if (dto.name !== undefined) changes.name = dto.name;
+    if (dto.description !== undefined) changes.description = dto.description;
+    if (dto.color !== undefined) changes.color = dto.color;
+    if (Object.keys(changes).length > 0)
+      await this.dataSource.getRepository(ClassEntity).update(classId, changes);
+    return getClassSummary(this.dataSource.manager, userId, classId);
+  }
+
+  /**
+   * Deletes the class with its tasks, submissions and attachment rows (ON DELETE CASCADE), then the stored
+   * files. The tasks and submissions are locked first so no attachment can be added while the keys are
+   * collected; the files go only after the commit, so a rolled-back delete never loses a file.
+   */
+  async remove(userId: string, classId: string): Promise<void> {
+    const fileKeys = await this.dataSource.transaction(async (manager) => {
+      const access = await this.access.lockClassRole(manager, classId, userId, [ClassRole.OWNER]);
+      if (access.isPersonal) throw AppError.forbidden('The personal class cannot be deleted');
+      await manager.query(
+        `SELECT count(*) FROM (SELECT 1 FROM tasks WHERE class_id = $1 FOR UPDATE) locked`,
+        [classId],
+      );
+      await manager.query(
+        `SELECT count(*) FROM (
+           SELECT 1 FROM submissions s JOIN tasks t ON t.id = s.task_id WHERE t.class_id = $1 FOR UPDATE OF s
+         ) locked`,
+        [classId],
+      );
+      const rows: { file_key: string }[] = await manager.query(
+        `SELECT ta.file_key FROM task_attachments ta JOIN tasks t ON t.id = ta.task_id WHERE t.class_id = $1
+         UNION ALL
+         SELECT sa.file_key FROM submission_attachments sa
+           JOIN submissions s ON s.id = sa.submission_id
+           JOIN tasks t ON t.id = s.task_id
+          WHERE t.class_id = $1`,
+        [classId],
+      );
+      await manager.query(`DELETE FROM classes WHERE id = $1`, [classId]);
+      return rows.map((row) => row.file_key);
+    });
+    await this.removeFiles(classId, fileKeys);
+  }
+
+  /** Joins as MEMBER. The class row is key-share locked so it cannot vanish between lookup and insert. */
+  join(userId: string, inviteCode: string): Promise<ClassSummaryRow> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows: { id: string; school_id: string | null; user_school_id: string | null }[] =
+        await manager.query(
+          `SELECT c.id, c.school_id, u.school_id AS user_school_id
+           FROM classes c JOIN users u ON u.id = $2
+          WHERE c.invite_code = $1
+            FOR KEY SHARE OF c`,
+          [normalizeInviteCode(inviteCode), userId],
+        );
+      if (rows.length === 0) throw AppError.notFound('Invite code');
+      const target = rows[0];
+      if (target.school_id !== null && target.school_id !== target.user_school_id) {
+        throw AppError.forbidden('This class is restricted to another school');
+      }
+      // ON CONFLICT waits for a concurrent join of the same user to finish and then reports the duplicate.
+      const inserted: unknown[] = await manager.query(
+        `INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, $3)
+         ON CONFLICT (class_id, user_id) DO NOTHING
+         RETURNING user_id`,
+        [target.id, userId, ClassRole.MEMBER],
+      );
+      if (inserted.length === 0) throw AppError.conflict('You are already a member of this class');
+      return getClassSummary(manager, userId, target.id);
+    });
+  }
+
+  /** A new invite code; the old one stops matching with this statement's commit. */
+  async rotateInviteCode(access: ClassAccess): Promise<string> {
+    if (access.isPersonal) throw AppError.forbidden('A personal class has no invite code');
+    const classes = this.dataSource.getRepository(ClassEntity);
+    return withFreshInviteCode(async (code) => {
+      try {
+        const result = await classes.update(access.classId, { inviteCode: code });
+        if (!result.affected) throw AppError.notFound('Class');
+        return code;
+      } catch (error) {
+        if (isUniqueViolation(error)) return undefined;
+        throw error;
+      }
+    });
+  }
+
+  /** 400 for an unknown school; the row stays locked against deletion until the class is committed. */
+  private async lockSchool(manager: EntityManager, schoolId: string): Promise<void> {
+    const rows: unknown[] = await manager.query(`SELECT 1 FROM schools WHERE id = $1 FOR KEY SHARE`, [
+      schoolId,
+    ]);
+    if (rows.length === 0) throw AppError.validation('schoolId does not name a known school');
+  }
+
+  /** The class is already gone: a storage failure is logged, not answered, and leaves orphaned files only. */
+  private async removeFiles(classId: string, keys: string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += FILE_REMOVAL_BATCH) {
+      try {
+        await this.storage.remove(keys.slice(i, i + FILE_REMOVAL_BATCH));
+      } catch (error) {
+        this.logger.error({ err: error, classId }, 'Could not remove files of a deleted class');
+      }
+    }
+  }
+}

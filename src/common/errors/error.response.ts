@@ -1,0 +1,11 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { ErrorCode } from './app-error';
+
+/** The body of every error answer (SPEC "Errors"), for OpenAPI error responses. */
+export class ErrorResponse {
+  @ApiProperty({ description: 'Human-readable description' })
+  error: string;
+
+  @ApiProperty({ enum: ErrorCode, enumName: 'ErrorCode' })
+  code: ErrorCode;
+}
