@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AccessService } from '../access/access.service';
+import { blockedForUserSql } from '../access/task-rules.sql';
 import { AppError, ErrorCode } from '../common/errors/app-error';
 import { pgConstraint } from '../common/utils/pg-errors';
 import { AttachmentResponse, toAttachmentResponse } from '../files/attachment.response';
@@ -228,11 +229,7 @@ export class SubmissionsService {
   ): Promise<void> {
     const [rules] = await manager.query<{ late: boolean; locked: boolean }[]>(
       `SELECT (NOT t.allow_late_submission AND t.due_at IS NOT NULL AND t.due_at <= now()) AS late,
-              ($3::boolean AND EXISTS (
-                 SELECT 1 FROM tasks b
-                  WHERE b.id = ANY (t.blocked_by) AND b.deleted_at IS NULL
-                    AND NOT EXISTS (SELECT 1 FROM submissions bs WHERE bs.task_id = b.id AND bs.user_id = $2)
-              )) AS locked
+              ($3::boolean AND ${blockedForUserSql('t', '$2')}) AS locked
          FROM tasks t
         WHERE t.id = $1 AND t.deleted_at IS NULL
         FOR SHARE OF t`,
