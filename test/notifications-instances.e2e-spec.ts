@@ -118,8 +118,11 @@ describe('notifications: several instances and restarts on one database', () => 
       const path = await hookOf(outage, member);
       receiver.delay(path, 1000);
       await createTask(outage, cls.id, owner, { title: 'Survives restarts' });
+      // An account mail is queued on the same outbox.
+      const newcomer = `newcomer-${randomBytes(4).toString('hex')}@example.com`;
+      await outage.http.post('/auth/register').send({ email: newcomer }).expect(200);
 
-      // The webhook is in flight, and both e-mails have failed against the dead SMTP server.
+      // The webhook is in flight, and the three e-mails have failed against the dead SMTP server.
       await waitFor('webhook in flight', async () => receiver.received.some((hit) => hit.path === path));
       await waitFor(
         'e-mail attempts failed',
@@ -127,7 +130,7 @@ describe('notifications: several instances and restarts on one database', () => 
           (await count(
             outage,
             `SELECT 1 FROM notification_deliveries WHERE channel = 'EMAIL' AND last_error IS NOT NULL`,
-          )) === 2,
+          )) === 3,
       );
       await outage.close();
       apps.pop();
@@ -143,6 +146,9 @@ describe('notifications: several instances and restarts on one database', () => 
 
       expect((await smtp.waitFor(member.email)).subject).toContain('Survives restarts');
       expect((await smtp.waitFor(owner.email)).subject).toContain('Survives restarts');
+      const verification = await smtp.waitFor(newcomer);
+      expect(verification.subject).toBe('Complete your registration');
+      expect(verification.text).toContain(`${restarted.config.appUrl}/register/complete?token=`);
       const emails = await waitFor('e-mails SENT', async () => {
         const rows: { status: string; attempts: number }[] = await restarted.db.query(
           `SELECT status, attempts FROM notification_deliveries WHERE channel = 'EMAIL'`,

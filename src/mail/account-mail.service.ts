@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { TokenPurpose } from '../auth/entities/auth-token.entity';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import { MailMessage, MailSender } from './mail-sender';
+import { DeliveryOutbox } from '../notifications/delivery/delivery-outbox';
+import { MailMessage } from './mail-sender';
 
 interface AccountMailTemplate {
   path: string;
@@ -39,12 +40,15 @@ const escapeHtml = (value: string): string =>
 export class AccountMailService {
   constructor(
     @InjectConfig() private readonly config: AppConfig,
-    private readonly sender: MailSender,
+    private readonly outbox: DeliveryOutbox,
   ) {}
 
-  /** Sends the mail of `kind` carrying `token` to `to`. Never throws for a delivery failure. */
+  /**
+   * Sends the mail of `kind` carrying `token` to `to`. Never throws for a delivery failure: the mail is queued
+   * on the durable outbox and sent (and retried while SMTP is down) by the notification delivery worker.
+   */
   async send(kind: TokenPurpose, to: string, token: string): Promise<void> {
-    this.sender.dispatch(this.compose(kind, to, token));
+    await this.outbox.enqueueMail(this.compose(kind, to, token));
   }
 
   private compose(kind: TokenPurpose, to: string, token: string): MailMessage {

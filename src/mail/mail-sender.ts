@@ -1,5 +1,5 @@
 import { MailerService } from '@nestjs-modules/mailer';
-import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 
@@ -13,12 +13,12 @@ export interface MailMessage {
 
 /**
  * Outgoing mail: SMTP through `@nestjs-modules/mailer` when `SMTP_URL` is set, else the message is written
- * to the log (so a development setup can follow the links from the console).
+ * to the log (so a development setup can follow the links from the console). Called by the EMAIL channel of
+ * the notification outbox, which retries failures; account mails are queued there too.
  */
 @Injectable()
-export class MailSender implements OnApplicationShutdown {
+export class MailSender {
   private readonly logger = new Logger('Mail');
-  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     @InjectConfig() private readonly config: AppConfig,
@@ -41,22 +41,5 @@ export class MailSender implements OnApplicationShutdown {
       text: message.text,
       html: message.html,
     });
-  }
-
-  /**
-   * Starts delivery and returns at once, so the answer to the request neither waits for the SMTP server nor
-   * reveals by its timing whether a mail was sent. A failure is logged without the message body.
-   */
-  dispatch(message: MailMessage): void {
-    const delivery = this.deliver(message).catch((error: unknown) => {
-      this.logger.error({ err: error, to: message.to, subject: message.subject }, 'Mail delivery failed');
-    });
-    this.inFlight.add(delivery);
-    void delivery.finally(() => this.inFlight.delete(delivery));
-  }
-
-  /** Graceful shutdown lets deliveries that already started finish. */
-  async onApplicationShutdown(): Promise<void> {
-    await Promise.allSettled([...this.inFlight]);
   }
 }

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
+import type { MailMessage } from '../../mail/mail-sender';
 import { DeliveryJob, PermanentDeliveryError } from '../channels/notification-channel';
 import { MailPayload } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
@@ -72,8 +73,9 @@ export class DeliveryOutbox {
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
-  /** Queues a mail that carries its own content (account e-mails). */
-  async enqueueMail(to: string, payload: MailPayload): Promise<void> {
+  /** Queues a mail that carries its own content (account e-mails); the next poll of the worker sends it. */
+  async enqueueMail({ to, subject, text, html }: MailMessage): Promise<void> {
+    const payload: MailPayload = { subject, text, html };
     await this.dataSource.query(
       `INSERT INTO notification_deliveries (channel, address, payload) VALUES ('EMAIL', $1, $2)`,
       [to, payload],
