@@ -20,7 +20,7 @@ import { lockLiveTask, updateTask } from './task-writes';
 const TEXT_ATTACHMENT = /^text\//i;
 const TEXT_EXTENSION = /\.(?:md|markdown|txt|csv)$/i;
 const ATTACHMENT_READ_MAX_BYTES = 64 * 1024;
-const ATTACHMENTS_TEXT_MAX_CHARS = 40_000;
+const ATTACHMENTS_TEXT_MAX_CHARS = 20_000;
 export const MARKDOWN_CACHE_TTL = '3 days';
 
 function assertDraft(task: Task): void {
