@@ -14,7 +14,7 @@ import { scoreNumber } from './submissions.mapper';
 import { DISPLAY_NAME, ROSTER_FROM, ROSTER_ORDER } from './submissions.sql';
 import { zonedIsoFormatter } from './zoned-time';
 
-export const EXPORT_HEADER = [
+const EXPORT_HEADER = [
   'Nickname',
   'School',
   'Student number',
@@ -126,8 +126,8 @@ export class SubmissionsExportService {
       quote_record_delimiter: true,
       escape_formulas: true,
     });
-    // Ends when the last row is handed to csv-stringify, or when any stage fails or the client goes away
-    // (the response destroys the last stage). A connection whose cursor was cut short is discarded, not pooled.
+    // Ends once the last row has passed every stage, or when a stage fails or the client goes away (the
+    // response then destroys the last stage). A connection whose cursor was cut short is discarded, not pooled.
     const chunks = coalesce(RESPONSE_CHUNK_BYTES);
     pipeline(rows, toRecord, csv, chunks, (error) => {
       client.release(error ?? undefined);

@@ -49,6 +49,7 @@ const WRITE_RULES =
 @ApiTags('submissions')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: ErrorResponse, description: 'UNAUTHORIZED: missing or invalid token' })
+@ApiBadRequestResponse({ type: ErrorResponse, description: 'VALIDATION_ERROR: malformed id or body' })
 @ApiNotFoundResponse({
   type: ErrorResponse,
   description: 'NOT_FOUND: task (or submission / attachment) missing or not visible',

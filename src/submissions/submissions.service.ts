@@ -247,7 +247,7 @@ export class SubmissionsService {
     }
   }
 
-  /** Once the rows are gone (or were never written): a failure leaves orphan files behind, logged, never a failed request. */
+  /** Files whose rows are gone or were never written: a failure leaves orphans (logged), never fails the request. */
   private async discardFiles(keys: string[]): Promise<void> {
     try {
       await this.storage.remove(keys);
