@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { iso } from '../common/utils/time';
 import { toAttachmentResponse } from '../files/attachment.response';
+import { normalizeEmail } from '../users/email';
 import {
   SubmissionListEntryResponse,
   SubmissionResponse,
@@ -27,7 +28,7 @@ export type RosterRow = RosterMember & (SubmissionSummaryRow | { [K in keyof Sub
 
 /** Avatar lookup key of CONTRACT §2: SHA-256 hex of the trimmed, lower-cased e-mail. */
 export function avatarHash(email: string): string {
-  return createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
+  return createHash('sha256').update(normalizeEmail(email)).digest('hex');
 }
 
 /** numeric(12,2) arrives as a string ("12.50"); JSON carries it as a number (12.5). */
