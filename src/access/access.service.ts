@@ -35,7 +35,7 @@ export class AccessService {
 
   /** Membership of the caller in a class, or 404 (no class) / 403 (not a member, or role not allowed). */
   async requireClassRole(classId: string, userId: string, allowed?: readonly ClassRole[]): Promise<ClassAccess> {
-    return this.resolveClassRole(this.dataSource.manager, '', classId, userId, allowed);
+    return this.resolveClassRole(this.dataSource.manager, classId, userId, allowed);
   }
 
   /**
@@ -49,7 +49,10 @@ export class AccessService {
     userId: string,
     allowed?: readonly ClassRole[],
   ): Promise<ClassAccess> {
-    return this.resolveClassRole(manager, 'FOR UPDATE OF c', classId, userId, allowed);
+    // Lock, then read in a second statement: after waiting for the lock PostgreSQL re-reads the locked row,
+    // but not the rows joined to it, so a role read in the locking statement could be the one before the wait.
+    await manager.query(`SELECT 1 FROM classes WHERE id = $1 FOR UPDATE`, [classId]);
+    return this.resolveClassRole(manager, classId, userId, allowed);
   }
 
   /**
@@ -92,7 +95,6 @@ export class AccessService {
 
   private async resolveClassRole(
     manager: EntityManager,
-    lock: '' | 'FOR UPDATE OF c',
     classId: string,
     userId: string,
     allowed?: readonly ClassRole[],
@@ -100,7 +102,7 @@ export class AccessService {
     const rows: { role: ClassRole | null; is_personal: boolean }[] = await manager.query(
       `SELECT m.role, c.is_personal
          FROM classes c LEFT JOIN class_members m ON m.class_id = c.id AND m.user_id = $2
-        WHERE c.id = $1 ${lock}`,
+        WHERE c.id = $1`,
       [classId, userId],
     );
     if (rows.length === 0) throw AppError.notFound('Class');
