@@ -1,8 +1,16 @@
 import { randomBytes } from 'node:crypto';
+import request from 'supertest';
 import { ClassRole } from '../../src/classes/entities/class-member.entity';
 import { addMember, createClass } from './classes';
 import { TestApp } from './test-app';
 import { createUser, TestUser } from './users';
+
+/** A JSON timestamp as the API writes it. */
+export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+/** A well-formed id no record has. */
+export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
+/** A start time that keeps a task hidden from members. */
+export const FUTURE = '2099-01-01T00:00:00.000Z';
 
 /** Request body of POST /classes/:classId/tasks; every field optional here (a title is generated). */
 export interface TaskFields {
@@ -127,4 +135,33 @@ export async function createClassWithRoles(
   await addMember(ctx, created.id, admin, ClassRole.ADMIN);
   await addMember(ctx, created.id, member, ClassRole.MEMBER);
   return { classId: created.id, className: created.name, owner, admin, member, outsider };
+}
+
+export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
+
+/**
+ * Short-hands for task tests: requests as a user (null: no token), and a submission row written by SQL.
+ * `app` is read at each call, so this can be set up before `createTestApp` has run.
+ */
+export function taskApi(app: () => TestApp) {
+  const call = (method: HttpMethod, path: string, user: TestUser | null, body?: object): request.Test => {
+    const req = app().http[method](path);
+    if (user) req.set('Authorization', user.auth);
+    return body === undefined ? req : req.send(body);
+  };
+  return {
+    call,
+    detail: async (taskId: string, user: TestUser): Promise<TaskJson> =>
+      (await call('get', `/tasks/${taskId}`, user).expect(200)).body,
+    listIds: async (classId: string, user: TestUser): Promise<string[]> =>
+      (await call('get', `/classes/${classId}/tasks`, user).expect(200)).body.map((t: TaskJson) => t.id),
+    /** Inserts the user's submission to the task; answers its firstSubmittedAt. */
+    submit: async (taskId: string, user: TestUser): Promise<string> => {
+      const [row] = await app().db.query(
+        `INSERT INTO submissions (task_id, user_id, content) VALUES ($1, $2, 'done') RETURNING first_submitted_at`,
+        [taskId, user.id],
+      );
+      return (row.first_submitted_at as Date).toISOString();
+    },
+  };
 }

@@ -1,0 +1,419 @@
+import { createTestApp, TestApp } from './utils/test-app';
+import {
+  ClassWithRoles,
+  createClassWithRoles,
+  createDraft,
+  createTask,
+  FUTURE,
+  ISO,
+  taskApi,
+  UNKNOWN_ID,
+  TaskJson,
+} from './utils/tasks';
+import { TestUser } from './utils/users';
+
+const error = (code: string) => ({ error: expect.any(String), code });
+
+describe('tasks: changes, blockers, publication, deletion, personal state', () => {
+  let ctx: TestApp;
+  let cls: ClassWithRoles;
+  let other: ClassWithRoles;
+  const { call, detail, listIds, submit } = taskApi(() => ctx);
+
+  beforeAll(async () => {
+    ctx = await createTestApp();
+    [cls, other] = await Promise.all([createClassWithRoles(ctx), createClassWithRoles(ctx)]);
+  });
+  afterAll(async () => ctx.close());
+
+  describe('PATCH /tasks/:taskId', () => {
+    it('changes the given fields; null clears description, startAt and dueAt', async () => {
+      const task = await createTask(ctx, cls.classId, cls.owner, {
+        description: 'old',
+        startAt: '2020-01-01T00:00:00Z',
+        dueAt: '2030-01-01T00:00:00Z',
+      });
+      const res = await call('patch', `/tasks/${task.id}`, cls.admin, {
+        title: 'Renamed',
+        allowLateSubmission: false,
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        title: 'Renamed',
+        allowLateSubmission: false,
+        description: 'old',
+        dueAt: '2030-01-01T00:00:00.000Z',
+      });
+      expect(Date.parse(res.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(task.updatedAt));
+      const cleared = await call('patch', `/tasks/${task.id}`, cls.owner, {
+        description: null,
+        startAt: null,
+        dueAt: null,
+      });
+      expect(cleared.body).toMatchObject({
+        description: null,
+        startAt: null,
+        dueAt: null,
+        title: 'Renamed',
+        publishedAt: task.publishedAt,
+      });
+    });
+
+    it('checks dueAt against the stored startAt and refuses an empty title on a published task', async () => {
+      const task = await createTask(ctx, cls.classId, cls.owner, { startAt: '2030-01-10T00:00:00Z' });
+      for (const body of [
+        { dueAt: '2030-01-09T00:00:00Z' },
+        { title: '' },
+        { title: '  ' },
+        { title: null },
+        { allowLateSubmission: null },
+        { foo: 1 },
+      ]) {
+        const res = await call('patch', `/tasks/${task.id}`, cls.owner, body);
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual(error('VALIDATION_ERROR'));
+      }
+      await call('patch', `/tasks/${task.id}`, cls.owner, {
+        startAt: null,
+        dueAt: '2030-01-09T00:00:00Z',
+      }).expect(200);
+    });
+
+    it('works on drafts, where the title may be empty', async () => {
+      const draft = await createDraft(ctx, cls.classId, cls.owner);
+      const res = await call('patch', `/tasks/${draft.id}`, cls.owner, { title: '', description: 'WIP' });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ title: '', description: 'WIP', isPublished: false });
+    });
+
+    it('is for OWNER and ADMIN only', async () => {
+      const task = await createTask(ctx, cls.classId, cls.owner);
+      expect((await call('patch', `/tasks/${task.id}`, cls.member, { title: 'x' })).body).toEqual(
+        error('FORBIDDEN'),
+      );
+      expect((await call('patch', `/tasks/${task.id}`, cls.outsider, { title: 'x' })).body).toEqual(
+        error('FORBIDDEN'),
+      );
+      expect((await call('patch', `/tasks/${task.id}`, null, { title: 'x' })).status).toBe(401);
+      expect((await call('patch', `/tasks/${UNKNOWN_ID}`, cls.owner, { title: 'x' })).body).toEqual(
+        error('NOT_FOUND'),
+      );
+      const draft = await createDraft(ctx, cls.classId, cls.owner);
+      expect((await call('patch', `/tasks/${draft.id}`, cls.member, { title: 'x' })).body).toEqual(
+        error('NOT_FOUND'),
+      );
+      expect((await detail(task.id, cls.owner)).title).toBe(task.title);
+    });
+  });
+
+  describe('blockedBy', () => {
+    const setBlockers = (taskId: string, blockedBy: string[]) =>
+      call('patch', `/tasks/${taskId}`, cls.owner, { blockedBy });
+
+    it('refuses the task itself, unknown tasks, tasks of another class and cycles of any length', async () => {
+      const [a, b, c, d] = await Promise.all(
+        ['A', 'B', 'C', 'D'].map((title) => createTask(ctx, cls.classId, cls.owner, { title })),
+      );
+      const foreign = await createTask(ctx, other.classId, other.owner);
+      for (const blockers of [[a.id], [UNKNOWN_ID], [foreign.id]]) {
+        const res = await setBlockers(a.id, blockers);
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual(error('VALIDATION_ERROR'));
+      }
+      await setBlockers(b.id, [a.id]).expect(200);
+      expect((await setBlockers(a.id, [b.id])).body).toEqual(error('VALIDATION_ERROR'));
+      await setBlockers(c.id, [b.id]).expect(200);
+      await setBlockers(d.id, [c.id, a.id]).expect(200);
+      expect((await setBlockers(a.id, [d.id])).body).toEqual(error('VALIDATION_ERROR'));
+      expect((await setBlockers(b.id, [c.id])).body).toEqual(error('VALIDATION_ERROR'));
+      expect((await detail(a.id, cls.owner)).blockedBy).toEqual([]);
+      // A diamond is no cycle, and blockers may be replaced or cleared.
+      await setBlockers(c.id, [a.id, b.id]).expect(200);
+      expect((await setBlockers(c.id, [])).body.blockedBy).toEqual([]);
+      expect((await setBlockers(a.id, [c.id])).body.blockedBy).toEqual([c.id]);
+    });
+
+    it('locks a task for a MEMBER until every existing blocker has their submission; never for OWNER/ADMIN', async () => {
+      const fresh = await createClassWithRoles(ctx);
+      const first = await createTask(ctx, fresh.classId, fresh.owner, { title: 'first' });
+      const second = await createTask(ctx, fresh.classId, fresh.owner, { title: 'second' });
+      const capstone = await createTask(ctx, fresh.classId, fresh.owner, {
+        title: 'capstone',
+        blockedBy: [first.id, second.id],
+      });
+      const lockOf = async (user: TestUser) => {
+        const list = (await call('get', `/classes/${fresh.classId}/tasks`, user).expect(200))
+          .body as TaskJson[];
+        const listed = list.find((t) => t.id === capstone.id)!.isLocked;
+        expect((await detail(capstone.id, user)).isLocked).toBe(listed);
+        return listed;
+      };
+      expect(await lockOf(fresh.member)).toBe(true);
+      expect(await lockOf(fresh.owner)).toBe(false);
+      expect(await lockOf(fresh.admin)).toBe(false);
+      await submit(first.id, fresh.member);
+      expect(await lockOf(fresh.member)).toBe(true);
+      await submit(second.id, fresh.member);
+      expect(await lockOf(fresh.member)).toBe(false);
+
+      // A deleted blocker blocks nothing: soft-deleted (it has a submission) ...
+      const third = await createTask(ctx, fresh.classId, fresh.owner, { title: 'third' });
+      await call('patch', `/tasks/${capstone.id}`, fresh.owner, { blockedBy: [third.id] }).expect(200);
+      expect(await lockOf(fresh.member)).toBe(true);
+      await submit(third.id, fresh.admin);
+      await call('delete', `/tasks/${third.id}`, fresh.owner).expect(204);
+      expect(await lockOf(fresh.member)).toBe(false);
+      expect((await detail(capstone.id, fresh.owner)).blockedBy).toEqual([]);
+      // ... or removed.
+      const fourth = await createTask(ctx, fresh.classId, fresh.owner, { title: 'fourth' });
+      await call('patch', `/tasks/${capstone.id}`, fresh.owner, { blockedBy: [fourth.id] }).expect(200);
+      expect(await lockOf(fresh.member)).toBe(true);
+      await call('delete', `/tasks/${fourth.id}`, fresh.owner).expect(204);
+      expect(await lockOf(fresh.member)).toBe(false);
+    });
+  });
+
+  describe('POST /tasks/:taskId/publish', () => {
+    it('publishes a draft with optional fields; publishing again changes nothing', async () => {
+      const draft = await createDraft(ctx, cls.classId, cls.owner, { title: 'Draft' });
+      const res = await call('post', `/tasks/${draft.id}/publish`, cls.admin, {
+        title: 'Final',
+        dueAt: '2030-02-01T00:00:00Z',
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        id: draft.id,
+        title: 'Final',
+        dueAt: '2030-02-01T00:00:00.000Z',
+        isPublished: true,
+      });
+      expect(res.body.publishedAt).toMatch(ISO);
+      const [row] = await ctx.db.query(`SELECT is_published, published_at FROM tasks WHERE id = $1`, [
+        draft.id,
+      ]);
+      expect(row.published_at.toISOString()).toBe(res.body.publishedAt);
+      expect(await listIds(cls.classId, cls.member)).toContain(draft.id);
+
+      const again = await call('post', `/tasks/${draft.id}/publish`, cls.owner, {});
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual(res.body);
+    });
+
+    it('refuses an empty title (400) and invalid fields; MEMBERs cannot see drafts (404) nor publish (403)', async () => {
+      const draft = await createDraft(ctx, cls.classId, cls.owner, { title: '' });
+      expect((await call('post', `/tasks/${draft.id}/publish`, cls.owner, {})).body).toEqual(
+        error('VALIDATION_ERROR'),
+      );
+      expect((await call('post', `/tasks/${draft.id}/publish`, cls.owner, { title: ' ' })).status).toBe(400);
+      expect(
+        (await call('post', `/tasks/${draft.id}/publish`, cls.owner, { title: 'T', dueAt: 'soon' })).status,
+      ).toBe(400);
+      expect((await detail(draft.id, cls.owner)).isPublished).toBe(false);
+      expect((await call('post', `/tasks/${draft.id}/publish`, cls.member, {})).body).toEqual(
+        error('NOT_FOUND'),
+      );
+      expect((await call('post', `/tasks/${draft.id}/publish`, cls.outsider, {})).body).toEqual(
+        error('FORBIDDEN'),
+      );
+      expect((await call('post', `/tasks/${draft.id}/publish`, null, {})).status).toBe(401);
+      const published = await createTask(ctx, cls.classId, cls.owner);
+      expect((await call('post', `/tasks/${published.id}/publish`, cls.member, {})).body).toEqual(
+        error('FORBIDDEN'),
+      );
+    });
+
+    it('keeps a future startAt: the task stays hidden from MEMBERs until then', async () => {
+      const draft = await createDraft(ctx, cls.classId, cls.owner, { title: 'Later', startAt: FUTURE });
+      await call('post', `/tasks/${draft.id}/publish`, cls.owner, {}).expect(200);
+      expect(await listIds(cls.classId, cls.member)).not.toContain(draft.id);
+      expect(await listIds(cls.classId, cls.owner)).toContain(draft.id);
+    });
+  });
+
+  describe('DELETE /tasks/:taskId', () => {
+    it('removes a task without submissions with everything of it', async () => {
+      const task = await createTask(ctx, cls.classId, cls.owner);
+      await call('post', `/tasks/${task.id}/view`, cls.member).expect(204);
+      await call('delete', `/tasks/${task.id}`, cls.admin).expect(204);
+      const [counts] = await ctx.db.query(
+        `SELECT (SELECT count(*)::int FROM tasks WHERE id = $1) AS tasks,
+                (SELECT count(*)::int FROM task_user_states WHERE task_id = $1) AS states`,
+        [task.id],
+      );
+      expect(counts).toEqual({ tasks: 0, states: 0 });
+      expect((await call('get', `/tasks/${task.id}`, cls.owner)).body).toEqual(error('NOT_FOUND'));
+      expect((await call('delete', `/tasks/${task.id}`, cls.owner)).body).toEqual(error('NOT_FOUND'));
+    });
+
+    it('keeps a task with submissions as a soft-deleted record without body', async () => {
+      const task = await createTask(ctx, cls.classId, cls.owner, { description: 'secret body' });
+      await submit(task.id, cls.member);
+      await call('delete', `/tasks/${task.id}`, cls.owner).expect(204);
+      const [row] = await ctx.db.query(`SELECT deleted_at, description, title FROM tasks WHERE id = $1`, [
+        task.id,
+      ]);
+      expect(row.deleted_at).toBeInstanceOf(Date);
+      expect(row.description).toBeNull();
+      expect(row.title).toBe(task.title);
+      expect(
+        (await ctx.db.query(`SELECT count(*)::int AS n FROM submissions WHERE task_id = $1`, [task.id]))[0].n,
+      ).toBe(1);
+      for (const user of [cls.owner, cls.member]) {
+        expect((await call('get', `/tasks/${task.id}`, user)).body).toEqual(error('NOT_FOUND'));
+        expect(await listIds(cls.classId, user)).not.toContain(task.id);
+      }
+      expect((await call('delete', `/tasks/${task.id}`, cls.owner)).status).toBe(404);
+      expect((await call('patch', `/tasks/${task.id}`, cls.owner, { title: 'x' })).status).toBe(404);
+    });
+
+    it('is for OWNER and ADMIN only', async () => {
+      const task = await createTask(ctx, cls.classId, cls.owner);
+      expect((await call('delete', `/tasks/${task.id}`, cls.member)).body).toEqual(error('FORBIDDEN'));
+      expect((await call('delete', `/tasks/${task.id}`, cls.outsider)).body).toEqual(error('FORBIDDEN'));
+      expect((await call('delete', `/tasks/${task.id}`, null)).status).toBe(401);
+      expect((await call('delete', `/tasks/not-a-uuid`, cls.owner)).status).toBe(400);
+      await detail(task.id, cls.member);
+    });
+  });
+
+  describe('POST /tasks/:taskId/view and PATCH /tasks/:taskId/state', () => {
+    it('sets viewedAt on the first view only', async () => {
+      const task = await createTask(ctx, cls.classId, cls.owner);
+      const first = await call('post', `/tasks/${task.id}/view`, cls.member);
+      expect(first.status).toBe(204);
+      expect(first.text).toBe('');
+      const viewedAt = (await detail(task.id, cls.member)).userState!.viewedAt;
+      expect(viewedAt).toMatch(ISO);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await call('post', `/tasks/${task.id}/view`, cls.member).expect(204);
+      expect((await detail(task.id, cls.member)).userState).toEqual({
+        viewedAt,
+        tags: [],
+        sortOrder: null,
+        submittedAt: null,
+      });
+      expect((await detail(task.id, cls.owner)).userState).toBeNull();
+    });
+
+    it('sets tags and sortOrder separately and answers the TaskUserState', async () => {
+      const task = await createTask(ctx, cls.classId, cls.owner);
+      const tagged = await call('patch', `/tasks/${task.id}/state`, cls.member, { tags: [' math ', '作业'] });
+      expect(tagged.status).toBe(200);
+      expect(tagged.body).toEqual({
+        viewedAt: null,
+        tags: ['math', '作业'],
+        sortOrder: null,
+        submittedAt: null,
+      });
+      const sorted = await call('patch', `/tasks/${task.id}/state`, cls.member, { sortOrder: 2.5 });
+      expect(sorted.body).toEqual({
+        viewedAt: null,
+        tags: ['math', '作业'],
+        sortOrder: 2.5,
+        submittedAt: null,
+      });
+      const submittedAt = await submit(task.id, cls.member);
+      const cleared = await call('patch', `/tasks/${task.id}/state`, cls.member, {
+        tags: [],
+        sortOrder: null,
+      });
+      expect(cleared.body).toEqual({ viewedAt: null, tags: [], sortOrder: null, submittedAt });
+      // Everything cleared but the submission: the summary still shows the state.
+      expect((await detail(task.id, cls.member)).userState).toEqual(cleared.body);
+      const untouched = await createTask(ctx, cls.classId, cls.owner);
+      await call('patch', `/tasks/${untouched.id}/state`, cls.owner, { tags: ['x'] }).expect(200);
+      await call('patch', `/tasks/${untouched.id}/state`, cls.owner, { tags: [] }).expect(200);
+      expect((await detail(untouched.id, cls.owner)).userState).toBeNull();
+    });
+
+    it.each<[string, object]>([
+      ['21 tags', { tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }],
+      ['a tag of 33 characters', { tags: ['x'.repeat(33)] }],
+      ['an empty tag', { tags: [' '] }],
+      ['a tag that is not a string', { tags: [1] }],
+      ['duplicate tags', { tags: ['a', 'a'] }],
+      ['tags null', { tags: null }],
+      ['sortOrder as a string', { sortOrder: '1' }],
+      ['an unknown field', { pinned: true }],
+    ])('refuses %s (400)', async (_case, body) => {
+      const task = await createTask(ctx, cls.classId, cls.owner);
+      const res = await call('patch', `/tasks/${task.id}/state`, cls.member, body);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(error('VALIDATION_ERROR'));
+    });
+
+    it('accepts 20 tags of 32 characters', async () => {
+      const task = await createTask(ctx, cls.classId, cls.owner);
+      const tags = Array.from({ length: 20 }, (_, i) => `${i}`.padStart(32, 'x'));
+      expect(
+        (await call('patch', `/tasks/${task.id}/state`, cls.admin, { tags }).expect(200)).body.tags,
+      ).toEqual(tags);
+    });
+
+    it('is for whoever can see the task', async () => {
+      const scheduled = await createTask(ctx, cls.classId, cls.owner, { startAt: FUTURE });
+      for (const [method, path, body] of [
+        ['post', `/tasks/${scheduled.id}/view`, undefined],
+        ['patch', `/tasks/${scheduled.id}/state`, { sortOrder: 1 }],
+      ] as const) {
+        expect((await call(method, path, cls.member, body)).body).toEqual(error('NOT_FOUND'));
+        expect((await call(method, path, cls.outsider, body)).body).toEqual(error('FORBIDDEN'));
+        expect((await call(method, path, null, body)).status).toBe(401);
+        expect((await call(method, path, cls.admin, body)).status).toBeLessThan(300);
+      }
+    });
+  });
+
+  describe('GET /tasks/mine', () => {
+    it("lists visible tasks of all the caller's classes with classColor, nearest deadline first, no deadline last", async () => {
+      const a = await createClassWithRoles(ctx);
+      const b = await createClassWithRoles(ctx);
+      await ctx.db.query(`UPDATE classes SET color = '#112233' WHERE id = $1`, [b.classId]);
+      // b.member joins class a as well.
+      await ctx.db.query(`INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, 'MEMBER')`, [
+        a.classId,
+        b.member.id,
+      ]);
+      const none = await createTask(ctx, a.classId, a.owner, { title: 'no deadline' });
+      const far = await createTask(ctx, b.classId, b.owner, { title: 'far', dueAt: '2032-01-01T00:00:00Z' });
+      const near = await createTask(ctx, a.classId, a.owner, {
+        title: 'near',
+        dueAt: '2031-01-01T00:00:00Z',
+      });
+      await createTask(ctx, a.classId, a.owner, {
+        title: 'scheduled',
+        startAt: '2031-05-01T00:00:00Z',
+        dueAt: '2031-06-01T00:00:00Z',
+      });
+      await createDraft(ctx, b.classId, b.owner, { title: 'draft' });
+      const personal = await createTask(ctx, b.member.personalClassId, b.member, {
+        title: 'personal',
+        dueAt: '2033-01-01T00:00:00Z',
+      });
+
+      const res = await call('get', '/tasks/mine', b.member).expect(200);
+      expect(res.body.map((t: TaskJson) => t.title)).toEqual(['near', 'far', 'personal', 'no deadline']);
+      const farEntry = res.body[1];
+      expect(farEntry).toEqual({
+        ...(await call('get', `/classes/${b.classId}/tasks`, b.member)).body.find(
+          (t: TaskJson) => t.id === far.id,
+        ),
+        classColor: '#112233',
+      });
+      expect(res.body[0]).toMatchObject({ id: near.id, classId: a.classId, classColor: '#6366f1' });
+      expect(res.body[2]).toMatchObject({
+        id: personal.id,
+        classId: b.member.personalClassId,
+        classColor: '#6366f1',
+      });
+      expect(res.body[3].id).toBe(none.id);
+      // The OWNER also sees scheduled tasks of their class.
+      expect((await call('get', '/tasks/mine', a.owner)).body.map((t: TaskJson) => t.title)).toEqual([
+        'near',
+        'scheduled',
+        'no deadline',
+      ]);
+      expect((await call('get', '/tasks/mine', null)).status).toBe(401);
+    });
+  });
+});
