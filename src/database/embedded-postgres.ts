@@ -503,7 +503,7 @@ async function waitUntilReady(url: string, exited: () => boolean): Promise<void>
 }
 
 /** Creates the application database on first start; later starts find it. */
-export async function createDatabaseIfMissing(adminUrl: string, database: string): Promise<void> {
+async function createDatabaseIfMissing(adminUrl: string, database: string): Promise<void> {
   const client = new Client({ connectionString: adminUrl });
   await client.connect();
   try {
