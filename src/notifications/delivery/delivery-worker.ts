@@ -88,6 +88,10 @@ export class DeliveryWorker {
       await channel.send(job);
     } catch (error) {
       failure = error;
+      this.logger.warn(
+        { deliveryId: job.id, channel: channel.name, attempt: job.attempt, reason: (error as Error).message },
+        'Delivery attempt failed',
+      );
     }
     try {
       if (failure === null) await this.outbox.succeed(job);

@@ -7,7 +7,7 @@ export const PAGE_SIZE_MAX = 50;
 
 /** Query of GET /users/me/notifications. */
 export class ListNotificationsQuery {
-  @ApiPropertyOptional({ minimum: 1, maximum: PAGE_SIZE_MAX, default: PAGE_SIZE_DEFAULT })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: PAGE_SIZE_MAX, default: PAGE_SIZE_DEFAULT })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
