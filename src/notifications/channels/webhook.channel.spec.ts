@@ -1,0 +1,58 @@
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { loadConfig } from '../../config/config';
+import { NotificationChannelName } from '../entities/notification-pref.entity';
+import { NotificationType } from '../entities/notification.entity';
+import { DeliveryJob } from './notification-channel';
+import { WebhookChannel } from './webhook.channel';
+
+describe('WebhookChannel', () => {
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    // Accepts the request and never answers.
+    server = createServer(() => undefined);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const job = (address: string): DeliveryJob => ({
+    id: 'msg_1',
+    channel: NotificationChannelName.WEBHOOK,
+    address,
+    attempt: 1,
+    subject: 'Title',
+    text: 'Content',
+    html: null,
+    secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+    event: {
+      id: '9f1c1b7e-0000-4000-8000-000000000001',
+      type: NotificationType.TASK_PUBLISHED,
+      createdAt: new Date(),
+      taskId: '9f1c1b7e-0000-4000-8000-000000000002',
+      taskTitle: 'Task',
+      classId: '9f1c1b7e-0000-4000-8000-000000000003',
+      className: 'Class',
+      startAt: null,
+      dueAt: null,
+    },
+  });
+
+  it('gives up on an endpoint that does not answer within the timeout', async () => {
+    const config = loadConfig({
+      DATA_DIR: '/tmp/cts-unit',
+      JWT_SECRET: 'x'.repeat(32),
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+    });
+    const channel = new WebhookChannel({ ...config, webhook: { ...config.webhook, timeoutMs: 200 } });
+    const started = Date.now();
+    await expect(channel.send(job(`http://127.0.0.1:${port}/slow`))).rejects.toThrow(
+      'timed out after 200 ms',
+    );
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+});
