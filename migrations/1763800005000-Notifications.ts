@@ -86,9 +86,12 @@ export class Notifications1763800005000 implements MigrationInterface {
         produced_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (task_id, hours_before, due_at)
       );
-      -- The reminder scan looks for published tasks due within the largest offset.
+      -- The reminder scan looks for published tasks due within the largest offset; the frequent publication
+      -- scan for tasks that became visible (published or started) lately.
       CREATE INDEX ix_tasks_published_due ON tasks (due_at)
         WHERE is_published AND deleted_at IS NULL AND due_at IS NOT NULL;
+      CREATE INDEX ix_tasks_visible_since ON tasks ((greatest(published_at, start_at)))
+        WHERE is_published AND deleted_at IS NULL;
 
       -- Tasks already visible before notifications existed are not announced again.
       INSERT INTO notification_task_publications (task_id)
@@ -110,6 +113,7 @@ export class Notifications1763800005000 implements MigrationInterface {
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`
       DROP FUNCTION notification_local_time(timestamptz, text);
+      DROP INDEX ix_tasks_visible_since;
       DROP INDEX ix_tasks_published_due;
       DROP TABLE notification_task_reminders, notification_task_publications, notification_deliveries,
         notifications, notification_prefs;

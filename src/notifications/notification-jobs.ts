@@ -11,10 +11,10 @@ const SCHEDULED_JOB = 'notifications.scheduled';
 const DELIVERY_JOB = 'notifications.delivery';
 
 /**
- * The two periodic jobs. The scheduled one (SCHEDULER_CRON) produces reminders; the delivery loop
- * (DELIVERY_POLL_INTERVAL_MS) announces newly visible tasks, routes new notifications and wakes the delivery
- * worker, so a publication reaches the inbox within about one poll interval. Every instance runs both;
- * the database decides who does what.
+ * The two periodic jobs. The scheduled one (SCHEDULER_CRON) produces reminders and looks at every task for
+ * one to announce; the delivery loop (DELIVERY_POLL_INTERVAL_MS) announces tasks that became visible lately,
+ * routes new notifications and wakes the delivery worker, so a publication reaches the inbox within about one
+ * poll interval. Every instance runs both; the database decides who does what.
  */
 @Injectable()
 export class NotificationJobs implements OnApplicationBootstrap, OnModuleDestroy {
@@ -54,9 +54,10 @@ export class NotificationJobs implements OnApplicationBootstrap, OnModuleDestroy
     await this.worker.stop();
   }
 
-  private async cycle(withReminders: boolean): Promise<void> {
-    if (withReminders) await this.producer.remindDue();
-    await this.producer.publishDue();
+  /** `scheduled`: the SCHEDULER_CRON run, with reminders and a publication scan over every task. */
+  private async cycle(scheduled: boolean): Promise<void> {
+    if (scheduled) await this.producer.remindDue();
+    await this.producer.publishDue(scheduled ? 'all' : 'recent');
     await this.dispatcher.dispatchPending();
     this.worker.wake();
   }

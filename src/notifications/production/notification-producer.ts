@@ -22,17 +22,37 @@ const RECIPIENTS = `
 const LOCAL_DUE = `notification_local_time(t.due_at, u.timezone)`;
 
 /**
+ * Which tasks a publication scan looks at. `recent`: those that became visible (published, or started)
+ * within the last hour, found through the index `ix_tasks_visible_since`, cheap enough for every poll. `all`:
+ * every visible task, for the scheduled job, which also catches a start time moved far into the past and
+ * tasks missed while no instance ran.
+ */
+export type PublicationScope = 'recent' | 'all';
+
+const SCOPES: Record<PublicationScope, { where: string; markerProbe: string }> = {
+  // `OFFSET 0` keeps the marker check a per-task index probe: the planner cannot estimate the `now()` range
+  // and would otherwise hash every marker row on every poll.
+  recent: {
+    where: `greatest(t.published_at, t.start_at) > now() - interval '1 hour'`,
+    markerProbe: 'OFFSET 0',
+  },
+  // A full scan hashes the markers once, which is cheaper than a probe per task.
+  all: { where: 'true', markerProbe: '' },
+};
+
+/**
  * Claim-and-fan-out statements. Each claims tasks by inserting a marker row whose key is the event
  * (`ON CONFLICT DO NOTHING`: a concurrent instance waits for the first one's commit and then claims nothing),
  * and in the same statement inserts one notification per recipient. The notifications' own unique keys
  * guard against a duplicate once more.
  */
-const PUBLISH_SQL = `
+const publishSql = (scope: PublicationScope) => `
   WITH claimed AS (
     INSERT INTO notification_task_publications (task_id)
     SELECT t.id FROM tasks t
-     WHERE ${VISIBLE_TASK}
-       AND NOT EXISTS (SELECT 1 FROM notification_task_publications p WHERE p.task_id = t.id)
+     WHERE ${VISIBLE_TASK} AND ${SCOPES[scope].where}
+       AND NOT EXISTS (
+         SELECT 1 FROM notification_task_publications p WHERE p.task_id = t.id ${SCOPES[scope].markerProbe})
      LIMIT ${TASKS_PER_BATCH}
     ON CONFLICT DO NOTHING
     RETURNING task_id
@@ -47,6 +67,11 @@ const PUBLISH_SQL = `
     RETURNING 1
   )
   SELECT (SELECT count(*) FROM claimed)::int AS tasks, (SELECT count(*) FROM produced)::int AS notifications`;
+
+const PUBLISH_SQL: Record<PublicationScope, string> = {
+  recent: publishSql('recent'),
+  all: publishSql('all'),
+};
 
 /**
  * Reminders: of the offsets whose moment (dueAt − h) has come, the smallest one, so a task published close to
@@ -98,9 +123,9 @@ export class NotificationProducer {
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
-  /** TASK_PUBLISHED for every task that has become visible and was not announced yet. */
-  publishDue(): Promise<number> {
-    return this.drain('TASK_PUBLISHED', PUBLISH_SQL, []);
+  /** TASK_PUBLISHED for every task (of `scope`) that has become visible and was not announced yet. */
+  publishDue(scope: PublicationScope): Promise<number> {
+    return this.drain('TASK_PUBLISHED', PUBLISH_SQL[scope], []);
   }
 
   /** TASK_DUE_REMINDER for every task whose reminder moment has come. */
