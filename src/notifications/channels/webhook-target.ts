@@ -46,7 +46,7 @@ export function isForbiddenAddress(address: string): boolean {
 }
 
 /** `[::1]` → `::1`: URL keeps the brackets of an IPv6 host. */
-export function bareHostname(url: URL): string {
+function bareHostname(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1');
 }
 

@@ -2,8 +2,8 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsInt, IsOptional, IsUUID, Max, Min } from 'class-validator';
 
-export const PAGE_SIZE_DEFAULT = 20;
-export const PAGE_SIZE_MAX = 50;
+const PAGE_SIZE_DEFAULT = 20;
+const PAGE_SIZE_MAX = 50;
 
 /** Query of GET /users/me/notifications. */
 export class ListNotificationsQuery {
