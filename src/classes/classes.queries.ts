@@ -20,7 +20,7 @@ export interface ClassSummaryRow {
 export interface ClassMemberRow {
   user_id: string;
   nickname: string | null;
-  avatar_hash: string;
+  email: string;
   role: ClassRole;
   joined_at: Date;
 }
@@ -50,10 +50,9 @@ export async function getClassSummary(
   return rows[0];
 }
 
-/** The avatar hash is computed in the database, so the e-mail itself never reaches the service. */
+/** The e-mail is read only to derive the avatar hash; responses never carry it. */
 const MEMBERS_SQL = `
-  SELECT m.user_id, u.nickname, m.role, m.joined_at,
-         encode(sha256(convert_to(lower(btrim(u.email)), 'UTF8')), 'hex') AS avatar_hash
+  SELECT m.user_id, u.nickname, u.email, m.role, m.joined_at
     FROM class_members m
     JOIN users u ON u.id = m.user_id
    WHERE m.class_id = $1`;
