@@ -20,6 +20,7 @@ import {
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiParam,
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
@@ -41,9 +42,10 @@ import {
 import { ClassMemberResponse, ClassSummaryResponse, InviteCodeResponse } from './dto/class.response';
 import { ClassRole } from './entities/class-member.entity';
 
-/** The error answers every `:classId` route shares, plus the route's own reason for 403. */
-function ApiClassErrors(forbidden: string): MethodDecorator {
+/** Every `:classId` route: the path parameter, the error answers they share and the route's reason for 403. */
+function ApiClassRoute(forbidden: string): MethodDecorator {
   return applyDecorators(
+    ApiParam({ name: 'classId', format: 'uuid' }),
     ApiBadRequestResponse({ type: ErrorResponse, description: 'Malformed UUID or invalid body' }),
     ApiForbiddenResponse({ type: ErrorResponse, description: forbidden }),
     ApiNotFoundResponse({ type: ErrorResponse, description: 'Class (or member) does not exist' }),
@@ -98,7 +100,7 @@ export class ClassesController {
   @ClassRoles()
   @ApiOperation({ summary: 'One class; caller must be a member' })
   @ApiOkResponse({ type: ClassSummaryResponse })
-  @ApiClassErrors('Not a member')
+  @ApiClassRoute('Not a member')
   async get(@classId() id: string, @CurrentUser() user: AuthUser): Promise<ClassSummaryResponse> {
     return toClassSummary(await this.classes.get(user.id, id));
   }
@@ -107,7 +109,7 @@ export class ClassesController {
   @ClassRoles(ClassRole.OWNER, ClassRole.ADMIN)
   @ApiOperation({ summary: 'Change name, description (null clears) or color; OWNER or ADMIN' })
   @ApiOkResponse({ type: ClassSummaryResponse })
-  @ApiClassErrors('Not OWNER or ADMIN')
+  @ApiClassRoute('Not OWNER or ADMIN')
   async update(
     @classId() id: string,
     @CurrentUser() user: AuthUser,
@@ -121,7 +123,7 @@ export class ClassesController {
   @ClassRoles(ClassRole.OWNER)
   @ApiOperation({ summary: 'Delete the class with its tasks, submissions and files; OWNER only' })
   @ApiNoContentResponse()
-  @ApiClassErrors('Not OWNER, or the personal class')
+  @ApiClassRoute('Not OWNER, or the personal class')
   async remove(@classId() id: string, @CurrentUser() user: AuthUser): Promise<void> {
     await this.classes.remove(user.id, id);
   }
@@ -130,7 +132,7 @@ export class ClassesController {
   @ClassRoles()
   @ApiOperation({ summary: 'Members: OWNER, ADMINs, MEMBERs, each by join time' })
   @ApiOkResponse({ type: [ClassMemberResponse] })
-  @ApiClassErrors('Not a member')
+  @ApiClassRoute('Not a member')
   async listMembers(@classId() id: string): Promise<ClassMemberResponse[]> {
     return (await this.members.list(id)).map(toClassMember);
   }
@@ -139,7 +141,7 @@ export class ClassesController {
   @ClassRoles(ClassRole.OWNER)
   @ApiOperation({ summary: 'Make a member ADMIN or MEMBER; OWNER only' })
   @ApiOkResponse({ type: ClassMemberResponse })
-  @ApiClassErrors('Not OWNER, or the personal class')
+  @ApiClassRoute('Not OWNER, or the personal class')
   async changeRole(
     @userId() targetId: string,
     @CurrentClassAccess() access: ClassAccess,
@@ -154,7 +156,7 @@ export class ClassesController {
   @ClassRoles()
   @ApiOperation({ summary: 'Remove a member or leave; the OWNER is never removed' })
   @ApiNoContentResponse()
-  @ApiClassErrors('Role does not allow removing this member, or the target is the OWNER')
+  @ApiClassRoute('Role does not allow removing this member, or the target is the OWNER')
   async removeMember(
     @classId() id: string,
     @userId() targetId: string,
@@ -168,7 +170,7 @@ export class ClassesController {
   @ClassRoles(ClassRole.OWNER)
   @ApiOperation({ summary: 'Transfer ownership to a member; the caller becomes ADMIN' })
   @ApiOkResponse({ type: ClassSummaryResponse })
-  @ApiClassErrors('Not OWNER, or the personal class')
+  @ApiClassRoute('Not OWNER, or the personal class')
   async transfer(
     @CurrentClassAccess() access: ClassAccess,
     @CurrentUser() user: AuthUser,
@@ -182,7 +184,7 @@ export class ClassesController {
   @ClassRoles(ClassRole.OWNER, ClassRole.ADMIN)
   @ApiOperation({ summary: 'Replace the invite code; the old one stops working at once' })
   @ApiOkResponse({ type: InviteCodeResponse })
-  @ApiClassErrors('Not OWNER or ADMIN, or the personal class')
+  @ApiClassRoute('Not OWNER or ADMIN, or the personal class')
   async rotateInviteCode(@CurrentClassAccess() access: ClassAccess): Promise<InviteCodeResponse> {
     return { inviteCode: await this.classes.rotateInviteCode(access) };
   }
