@@ -1,7 +1,9 @@
 import { ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
+  chmodSync,
   chownSync,
+  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -115,7 +117,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   if (!existsSync(dir)) mkdirSync(dir, { mode: 0o700 });
   if (runAs) {
     chownSync(dir, runAs.uid, runAs.gid);
-    checkReachable(paths, runAs);
+    checkDataReachable(paths, runAs);
+    if (!canRunBinaries(paths.binDir, paths.dir, runAs)) paths.binDir = copyBinariesInto(paths, runAs);
   }
   const owner = await runningOwner(paths);
   if (owner !== null) {
@@ -232,31 +235,54 @@ function lookupAccount(name: string): RunAs | null {
   }
 }
 
-/** Fails early, with a remedy, when the unprivileged account cannot reach the binaries or the data. */
-function checkReachable(paths: Paths, runAs: RunAs): void {
-  const remedy =
-    'run the service as an unprivileged user, choose a DATA_DIR and install location that user can reach, or set DATABASE_URL';
+const ROOT_REMEDY =
+  'run the service as an unprivileged user, choose a DATA_DIR that user can reach, or set DATABASE_URL';
+
+/** Fails early, with a remedy, when the unprivileged account cannot reach the data directory. */
+function checkDataReachable(paths: Paths, runAs: RunAs): void {
   for (let current = dirname(paths.dir); ; current = dirname(current)) {
     const stat = statSync(current);
     const bit = stat.uid === runAs.uid ? 0o100 : stat.gid === runAs.gid ? 0o010 : 0o001;
     if ((stat.mode & bit) === 0) {
       throw new Error(
-        `The service runs as root, so PostgreSQL runs as ${runAs.name}, which cannot enter ${current}: ${remedy}`,
+        `The service runs as root, so PostgreSQL runs as ${runAs.name}, which cannot enter ${current}: ${ROOT_REMEDY}`,
       );
     }
     if (dirname(current) === current) break;
   }
-  const probe = spawnSync(join(paths.binDir, 'postgres'), ['--version'], {
+}
+
+function canRunBinaries(binDir: string, cwd: string, runAs: RunAs): boolean {
+  const probe = spawnSync(join(binDir, 'postgres'), ['--version'], {
     uid: runAs.uid,
     gid: runAs.gid,
-    cwd: paths.dir,
+    cwd,
     stdio: 'ignore',
   });
-  if (probe.error || probe.status !== 0) {
+  return !probe.error && probe.status === 0;
+}
+
+/**
+ * The installed binaries sit where the unprivileged account cannot go (e.g. a checkout in a private home or
+ * temp folder): copy them, once per installed version, next to the data, which that account can reach.
+ */
+function copyBinariesInto(paths: Paths, runAs: RunAs): string {
+  const nativeDir = dirname(paths.binDir);
+  const version = statSync(join(paths.binDir, 'postgres')).mtimeMs.toFixed(0);
+  const target = join(paths.dir, `native-${version}`);
+  if (!existsSync(target)) {
+    const staging = `${target}.${randomBytes(4).toString('hex')}.tmp`;
+    cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
+    chmodSync(staging, 0o755);
+    renameSync(staging, target);
+  }
+  const binDir = join(target, 'bin');
+  if (!canRunBinaries(binDir, paths.dir, runAs)) {
     throw new Error(
-      `The service runs as root, so PostgreSQL runs as ${runAs.name}, which cannot run ${paths.binDir}: ${remedy}`,
+      `The service runs as root, so PostgreSQL runs as ${runAs.name}, which cannot run ${binDir}: ${ROOT_REMEDY}`,
     );
   }
+  return binDir;
 }
 
 function isAlive(pid: number): boolean {
