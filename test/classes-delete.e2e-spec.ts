@@ -1,5 +1,4 @@
 import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { FileStorage } from '../src/files/file-storage';
 import { ClassWithMembers, createClass, createClassWithMembers, TestClass } from './utils/classes';
