@@ -1,5 +1,5 @@
 import { iso } from '../common/utils/time';
-import { avatarHash } from '../submissions/submissions.mapper';
+import { avatarHash } from '../users/avatar';
 import { ClassMemberRow, ClassSummaryRow } from './classes.queries';
 import { ClassMemberResponse, ClassSummaryResponse } from './dto/class.response';
 import { ClassRole } from './entities/class-member.entity';
@@ -26,7 +26,6 @@ export function toClassMember(row: ClassMemberRow): ClassMemberResponse {
   return {
     userId: row.user_id,
     nickname: row.nickname,
-    // The same hash as the grader's submission list, so one user has one avatar everywhere.
     avatarHash: avatarHash(row.email),
     role: row.role,
     joinedAt: iso(row.joined_at)!,

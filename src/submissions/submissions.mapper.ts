@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { iso } from '../common/utils/time';
 import { toAttachmentResponse } from '../files/attachment.response';
-import { normalizeEmail } from '../users/email';
+import { avatarHash } from '../users/avatar';
 import {
   SubmissionListEntryResponse,
   SubmissionResponse,
@@ -25,11 +24,6 @@ interface RosterMember {
 
 /** One class member of the grader's list; the submission columns are all null when there is no submission. */
 export type RosterRow = RosterMember & (SubmissionSummaryRow | { [K in keyof SubmissionSummaryRow]: null });
-
-/** Avatar lookup key of CONTRACT §2: SHA-256 hex of the trimmed, lower-cased e-mail. */
-export function avatarHash(email: string): string {
-  return createHash('sha256').update(normalizeEmail(email)).digest('hex');
-}
 
 /** numeric(12,2) arrives as a string ("12.50"); JSON carries it as a number (12.5). */
 export function scoreNumber(score: string | null): number | null {
