@@ -1,3 +1,5 @@
+import { offsetMinutesAt } from '../common/utils/zoned-time';
+
 const pad = (value: number, width = 2): string => String(value).padStart(width, '0');
 
 /** Offsets are looked up once per quarter hour of UTC: every zone changes its offset on such a boundary. */
@@ -11,33 +13,7 @@ const SLOT_CACHE_LIMIT = 4096;
  * Intl is asked once per quarter hour of UTC the rows fall in, not once per row.
  */
 export function zonedIsoFormatter(timeZone: string): (instant: Date) => string {
-  const format = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  });
-
-  /** Minutes `timeZone` is ahead of UTC at `ms` (rounded: ISO offsets have no seconds). */
-  const offsetAt = (ms: number): number => {
-    const parts: Record<string, number> = {};
-    for (const part of format.formatToParts(ms)) {
-      if (part.type !== 'literal') parts[part.type] = Number(part.value);
-    }
-    const wallClock = Date.UTC(
-      parts.year,
-      parts.month - 1,
-      parts.day,
-      parts.hour,
-      parts.minute,
-      parts.second,
-    );
-    return Math.round((wallClock - Math.floor(ms / 1000) * 1000) / 60_000);
-  };
+  const offsetAt = (ms: number): number => offsetMinutesAt(ms, timeZone);
 
   const slotOffsets = new Map<number, number>();
   const offsetOf = (ms: number): number => {

@@ -1,10 +1,10 @@
 import * as chrono from 'chrono-node';
+import { offsetMinutesAt } from '../../common/utils/zoned-time';
 import { MAX_TIME_OPTIONS, ParseContext, TimeOption } from '../ai-provider';
 import {
   addDays,
   endOfMonth,
   instantOf,
-  offsetMinutesAt,
   sameDate,
   WallDate,
   WallTime,

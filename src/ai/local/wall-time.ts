@@ -1,3 +1,5 @@
+import { offsetMinutesAt, zonedClockAt } from '../../common/utils/zoned-time';
+
 /** A date and time as the clocks of some time zone show it; month 1–12. */
 export interface WallTime {
   year: number;
@@ -9,42 +11,14 @@ export interface WallTime {
 
 export type WallDate = Pick<WallTime, 'year' | 'month' | 'day'>;
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatterFor(timezone: string): Intl.DateTimeFormat {
-  let format = formatters.get(timezone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', {
-      timeZone: timezone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-    });
-    formatters.set(timezone, format);
-  }
-  return format;
-}
-
 /** What the clocks in `timezone` show at `instant` (to the minute). */
 export function wallTimeAt(instant: Date, timezone: string): WallTime {
-  const parts: Record<string, number> = {};
-  for (const part of formatterFor(timezone).formatToParts(instant)) {
-    if (part.type !== 'literal') parts[part.type] = Number(part.value);
-  }
-  return { year: parts.year, month: parts.month, day: parts.day, hour: parts.hour, minute: parts.minute };
+  const { year, month, day, hour, minute } = zonedClockAt(instant, timezone);
+  return { year, month, day, hour, minute };
 }
 
 const wallAsUtc = (wall: WallTime): number =>
   Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute);
-
-/** Minutes `timezone` is ahead of UTC at `instant`. */
-export function offsetMinutesAt(instant: Date, timezone: string): number {
-  const wholeMinute = Math.floor(instant.getTime() / 60_000) * 60_000;
-  return Math.round((wallAsUtc(wallTimeAt(instant, timezone)) - wholeMinute) / 60_000);
-}
 
 /**
  * The instant at which the clocks of `timezone` show `wall`. The offset is looked up twice so a time on the
