@@ -1,14 +1,15 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { memberSeesTaskSql } from '../../access/task-rules.sql';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 
 /** Tasks claimed per statement: each one fans out to its whole class. */
 const TASKS_PER_BATCH = 20;
 
-/** A task members can see: published, not deleted, started. Alias `t` = tasks. */
-const VISIBLE_TASK = `t.is_published AND t.deleted_at IS NULL AND (t.start_at IS NULL OR t.start_at <= now())`;
+/** A task members can see: published, not deleted, started (the access rule). Alias `t` = tasks. */
+const VISIBLE_TASK = `${memberSeesTaskSql('t')} AND t.deleted_at IS NULL`;
 
 /** The recipients of a task's event: active members of its class at this moment. Needs `claimed.task_id`. */
 const RECIPIENTS = `
