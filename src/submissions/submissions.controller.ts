@@ -31,6 +31,7 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
+import { RequireTaskAccess } from '../access/task-access.guard';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { AttachmentResponse } from '../files/attachment.response';
@@ -86,6 +87,7 @@ export class SubmissionsController {
   }
 
   @Post('me/attachments')
+  @RequireTaskAccess()
   @UseInterceptors(FileInterceptor('file'))
   @ApiOperation({
     summary: "Upload an attachment to the caller's submission (creates the submission when none)",

@@ -28,6 +28,7 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
+import { RequireTaskAccess } from '../access/task-access.guard';
 import { ParseDraftDto } from '../ai/dto/parse-text.dto';
 import { DraftParseResultResponse } from '../ai/dto/parse-result.response';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
@@ -159,6 +160,7 @@ export class TasksController {
   }
 
   @Post(':taskId/attachments')
+  @RequireTaskAccess({ manage: true })
   @UseInterceptors(FileInterceptor('file'))
   @ApiOperation({ summary: 'Attach a file to the task (OWNER/ADMIN)' })
   @ApiConsumes('multipart/form-data')

@@ -1,0 +1,99 @@
+import { storedFileKeys } from './utils/submissions';
+import { createClassWithRoles, ClassWithRoles, createDraft, createTask, UNKNOWN_ID } from './utils/tasks';
+import { createTestApp, TestApp } from './utils/test-app';
+import { TestUser } from './utils/users';
+
+/** Conformance review: cross-cutting rules checked against SPEC.md / CONTRACT.md. */
+
+const apiError = (code: string) => ({ error: expect.any(String), code });
+
+/** Small enough that a refused caller's file would be over the limit. */
+const UPLOAD_MAX_BYTES = 1024;
+const OVERSIZE = Buffer.alloc(4 * UPLOAD_MAX_BYTES, 'x');
+const SMALL = Buffer.from('hello');
+
+describe('Conformance', () => {
+  let ctx: TestApp;
+  let roles: ClassWithRoles;
+  let taskId: string;
+  let draftId: string;
+
+  beforeAll(async () => {
+    ctx = await createTestApp({ UPLOAD_MAX_BYTES: String(UPLOAD_MAX_BYTES) });
+    roles = await createClassWithRoles(ctx);
+    taskId = (await createTask(ctx, roles.classId, roles.owner)).id;
+    draftId = (await createDraft(ctx, roles.classId, roles.owner)).id;
+  });
+
+  afterAll(async () => {
+    await ctx.close();
+  });
+
+  const upload = (path: string, user: TestUser, content: Buffer) =>
+    ctx.http.post(path).set('Authorization', user.auth).attach('file', content, 'notes.txt');
+
+  describe('uploads are refused before a byte is stored', () => {
+    const taskFiles = () => `/tasks/${taskId}/attachments`;
+    const submissionFiles = (id = taskId) => `/tasks/${id}/submissions/me/attachments`;
+
+    it.each([
+      ['MEMBER', 'oversize', 'member', OVERSIZE],
+      ['MEMBER', 'small', 'member', SMALL],
+      ['non-member', 'oversize', 'outsider', OVERSIZE],
+      ['non-member', 'small', 'outsider', SMALL],
+    ] as const)(
+      'task attachment by a %s (%s file): 403, nothing stored',
+      async (_role, _size, who, content) => {
+        const res = await upload(taskFiles(), roles[who], content);
+        expect(res.status).toBe(403);
+        expect(res.body).toEqual(apiError('FORBIDDEN'));
+        expect(storedFileKeys(ctx)).toEqual([]);
+      },
+    );
+
+    it('submission attachment by a non-member: 403, nothing stored', async () => {
+      const res = await upload(submissionFiles(), roles.outsider, OVERSIZE);
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual(apiError('FORBIDDEN'));
+      expect(storedFileKeys(ctx)).toEqual([]);
+    });
+
+    it('a task the caller cannot see: 404 before the upload (unknown task, draft for a MEMBER)', async () => {
+      for (const [path, user] of [
+        [`/tasks/${UNKNOWN_ID}/attachments`, roles.owner],
+        [submissionFiles(UNKNOWN_ID), roles.member],
+        [submissionFiles(draftId), roles.member],
+      ] as const) {
+        const res = await upload(path, user, OVERSIZE);
+        expect(res.status).toBe(404);
+        expect(res.body).toEqual(apiError('NOT_FOUND'));
+      }
+      expect(storedFileKeys(ctx)).toEqual([]);
+    });
+
+    it('no token: 401; malformed task id: 400', async () => {
+      const anonymous = await ctx.http.post(taskFiles()).attach('file', OVERSIZE, 'notes.txt');
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.body).toEqual(apiError('UNAUTHORIZED'));
+      const malformed = await upload('/tasks/not-a-uuid/attachments', roles.owner, SMALL);
+      expect(malformed.status).toBe(400);
+      expect(malformed.body).toEqual(apiError('VALIDATION_ERROR'));
+      expect(storedFileKeys(ctx)).toEqual([]);
+    });
+
+    it('callers who may upload still get 413 for an oversize file and 201 otherwise', async () => {
+      const tooLarge = await upload(taskFiles(), roles.admin, OVERSIZE);
+      expect(tooLarge.status).toBe(413);
+      expect(tooLarge.body).toEqual(apiError('PAYLOAD_TOO_LARGE'));
+      const tooLargeSubmission = await upload(submissionFiles(), roles.member, OVERSIZE);
+      expect(tooLargeSubmission.status).toBe(413);
+      expect(storedFileKeys(ctx)).toEqual([]);
+
+      const taskFile = await upload(taskFiles(), roles.admin, SMALL);
+      expect(taskFile.status).toBe(201);
+      const submissionFile = await upload(submissionFiles(), roles.member, SMALL);
+      expect(submissionFile.status).toBe(201);
+      expect(storedFileKeys(ctx).sort()).toEqual([taskFile.body.fileKey, submissionFile.body.fileKey].sort());
+    });
+  });
+});
