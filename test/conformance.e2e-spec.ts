@@ -96,4 +96,33 @@ describe('Conformance', () => {
       expect(storedFileKeys(ctx).sort()).toEqual([taskFile.body.fileKey, submissionFile.body.fileKey].sort());
     });
   });
+
+  describe('OpenAPI document', () => {
+    interface Operation {
+      requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
+      responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+      security?: unknown[];
+    }
+    let paths: Record<string, Record<string, Operation>>;
+
+    beforeAll(async () => {
+      paths = (await ctx.http.get('/openapi.json').expect(200)).body.paths;
+    });
+
+    it.each(['/tasks/{taskId}/attachments', '/tasks/{taskId}/submissions/me/attachments'])(
+      'upload %s: multipart body with a binary file, 201 schema, 403 and 413',
+      (path) => {
+        const upload = paths[path].post;
+        expect(upload.requestBody?.content['multipart/form-data'].schema).toEqual({
+          type: 'object',
+          required: ['file'],
+          properties: { file: { type: 'string', format: 'binary' } },
+        });
+        expect(upload.responses['201'].content?.['application/json'].schema).toEqual({
+          $ref: expect.stringMatching(/AttachmentResponse$/),
+        });
+        expect(Object.keys(upload.responses)).toEqual(expect.arrayContaining(['403', '413']));
+      },
+    );
+  });
 });

@@ -12,21 +12,16 @@ import {
   Put,
   StreamableFile,
   UploadedFile,
-  UseInterceptors,
 } from '@nestjs/common';
-import { FileInterceptor } from '@nestjs/platform-express';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
-  ApiBody,
-  ApiConsumes,
   ApiCreatedResponse,
   ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiPayloadTooLargeResponse,
   ApiProduces,
   ApiTags,
   ApiUnauthorizedResponse,
@@ -35,6 +30,7 @@ import { RequireTaskAccess } from '../access/task-access.guard';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { AttachmentResponse } from '../files/attachment.response';
+import { FileUpload } from '../files/file-upload.decorator';
 import { UploadedFileInfo } from '../files/multer-storage.engine';
 import { GradeSubmissionDto } from './dto/grade-submission.dto';
 import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submission.response';
@@ -88,25 +84,13 @@ export class SubmissionsController {
 
   @Post('me/attachments')
   @RequireTaskAccess()
-  @UseInterceptors(FileInterceptor('file'))
+  @FileUpload()
   @ApiOperation({
     summary: "Upload an attachment to the caller's submission (creates the submission when none)",
-  })
-  @ApiConsumes('multipart/form-data')
-  @ApiBody({
-    schema: {
-      type: 'object',
-      required: ['file'],
-      properties: { file: { type: 'string', format: 'binary' } },
-    },
   })
   @ApiCreatedResponse({ type: AttachmentResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: 'VALIDATION_ERROR: no file' })
   @ApiForbiddenResponse({ type: ErrorResponse, description: WRITE_RULES })
-  @ApiPayloadTooLargeResponse({
-    type: ErrorResponse,
-    description: 'PAYLOAD_TOO_LARGE: file over UPLOAD_MAX_BYTES',
-  })
   addAttachment(
     @Param('taskId', TASK_ID) taskId: string,
     @CurrentUser() user: AuthUser,

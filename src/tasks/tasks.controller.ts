@@ -10,21 +10,16 @@ import {
   Patch,
   Post,
   UploadedFile,
-  UseInterceptors,
 } from '@nestjs/common';
-import { FileInterceptor } from '@nestjs/platform-express';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
-  ApiBody,
-  ApiConsumes,
   ApiCreatedResponse,
   ApiForbiddenResponse,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiPayloadTooLargeResponse,
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
@@ -33,6 +28,7 @@ import { ParseDraftDto } from '../ai/dto/parse-text.dto';
 import { DraftParseResultResponse } from '../ai/dto/parse-result.response';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
+import { FileUpload } from '../files/file-upload.decorator';
 import { UploadedFileInfo } from '../files/multer-storage.engine';
 import { PublishTaskDto, UpdateTaskDto, UpdateTaskStateDto } from './dto/task-write.dto';
 import {
@@ -161,16 +157,8 @@ export class TasksController {
 
   @Post(':taskId/attachments')
   @RequireTaskAccess({ manage: true })
-  @UseInterceptors(FileInterceptor('file'))
+  @FileUpload()
   @ApiOperation({ summary: 'Attach a file to the task (OWNER/ADMIN)' })
-  @ApiConsumes('multipart/form-data')
-  @ApiBody({
-    schema: {
-      type: 'object',
-      required: ['file'],
-      properties: { file: { type: 'string', format: 'binary' } },
-    },
-  })
   @ApiCreatedResponse({ type: TaskAttachmentResponse })
   @ApiBadRequestResponse({
     type: ErrorResponse,
@@ -178,7 +166,6 @@ export class TasksController {
   })
   @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
   @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
-  @ApiPayloadTooLargeResponse({ type: ErrorResponse, description: 'File larger than UPLOAD_MAX_BYTES' })
   addAttachment(
     @Param('taskId', TASK_ID) taskId: string,
     @UploadedFile() file: UploadedFileInfo | undefined,
