@@ -109,6 +109,93 @@ describe('Conformance', () => {
       paths = (await ctx.http.get('/openapi.json').expect(200)).body.paths;
     });
 
+    /** Every endpoint of SPEC.md and CONTRACT.md: method, path, success status, request body, no token needed. */
+    const ENDPOINTS: [string, string, number, 'body' | '', 'public' | ''][] = [
+      ['post', '/auth/register', 200, 'body', 'public'],
+      ['post', '/auth/register/complete', 201, 'body', 'public'],
+      ['post', '/auth/login', 200, 'body', 'public'],
+      ['get', '/auth/verify-token', 200, '', 'public'],
+      ['post', '/auth/forgot-password', 200, 'body', 'public'],
+      ['post', '/auth/reset-password', 200, 'body', 'public'],
+      ['get', '/schools', 200, '', 'public'],
+      ['get', '/health', 200, '', 'public'],
+      ['get', '/users/me', 200, '', ''],
+      ['patch', '/users/me', 200, 'body', ''],
+      ['patch', '/users/me/password', 200, 'body', ''],
+      ['post', '/users/me/email/change', 200, 'body', ''],
+      ['post', '/users/me/email/confirm', 200, 'body', ''],
+      ['get', '/classes', 200, '', ''],
+      ['post', '/classes', 201, 'body', ''],
+      ['post', '/classes/join', 200, 'body', ''],
+      ['get', '/classes/{classId}', 200, '', ''],
+      ['patch', '/classes/{classId}', 200, 'body', ''],
+      ['delete', '/classes/{classId}', 204, '', ''],
+      ['get', '/classes/{classId}/members', 200, '', ''],
+      ['patch', '/classes/{classId}/members/{userId}', 200, 'body', ''],
+      ['delete', '/classes/{classId}/members/{userId}', 204, '', ''],
+      ['post', '/classes/{classId}/transfer', 200, 'body', ''],
+      ['post', '/classes/{classId}/invite-code', 200, '', ''],
+      ['get', '/classes/{classId}/tasks', 200, '', ''],
+      ['post', '/classes/{classId}/tasks', 201, 'body', ''],
+      ['post', '/classes/{classId}/tasks/drafts', 201, 'body', ''],
+      ['get', '/classes/{classId}/tasks/drafts/mine', 200, '', ''],
+      ['get', '/tasks/mine', 200, '', ''],
+      ['get', '/tasks/{taskId}', 200, '', ''],
+      ['patch', '/tasks/{taskId}', 200, 'body', ''],
+      ['delete', '/tasks/{taskId}', 204, '', ''],
+      ['post', '/tasks/{taskId}/publish', 200, 'body', ''],
+      ['post', '/tasks/{taskId}/view', 204, '', ''],
+      ['patch', '/tasks/{taskId}/state', 200, 'body', ''],
+      ['post', '/tasks/{taskId}/attachments', 201, 'body', ''],
+      ['delete', '/tasks/{taskId}/attachments/{attachmentId}', 204, '', ''],
+      ['post', '/tasks/parse', 200, 'body', ''],
+      ['post', '/tasks/{taskId}/parse', 200, 'body', ''],
+      ['get', '/tasks/{taskId}/draft-markdown', 200, '', ''],
+      ['get', '/files/{fileKey}', 200, '', ''],
+      ['get', '/tasks/{taskId}/submissions', 200, '', ''],
+      ['get', '/tasks/{taskId}/submissions/me', 200, '', ''],
+      ['put', '/tasks/{taskId}/submissions/me', 200, 'body', ''],
+      ['post', '/tasks/{taskId}/submissions/me/attachments', 201, 'body', ''],
+      ['delete', '/tasks/{taskId}/submissions/me/attachments/{attachmentId}', 204, '', ''],
+      ['get', '/tasks/{taskId}/submissions/export', 200, '', ''],
+      ['get', '/tasks/{taskId}/submissions/{submissionId}', 200, '', ''],
+      ['patch', '/tasks/{taskId}/submissions/{submissionId}/grade', 200, 'body', ''],
+      ['get', '/users/me/notifications', 200, '', ''],
+      ['get', '/users/me/notifications/unread-count', 200, '', ''],
+      ['patch', '/users/me/notifications/{id}/read', 200, '', ''],
+      ['post', '/users/me/notifications/read-all', 200, '', ''],
+      ['get', '/users/me/notification-prefs', 200, '', ''],
+      ['put', '/users/me/notification-prefs', 200, 'body', ''],
+    ];
+
+    it.each(ENDPOINTS)('%s %s: %d with its schema', (method, path, status, body, open) => {
+      const operation = paths[path]?.[method];
+      expect(operation).toBeDefined();
+      const success = operation.responses[String(status)];
+      expect(success).toBeDefined();
+      if (status === 204) expect(success.content).toBeUndefined();
+      else expect(Object.values(success.content ?? {})[0]?.schema).toBeDefined();
+      if (body) expect(Object.values(operation.requestBody?.content ?? {})[0]?.schema).toBeDefined();
+      if (open) {
+        expect(operation.security).toEqual([]);
+      } else {
+        expect(operation.security).toEqual([{ bearer: [] }]);
+        expect(operation.responses['401']).toBeDefined();
+      }
+    });
+
+    it('/health documents the body it answers', async () => {
+      const health = paths['/health'].get;
+      const { body } = await ctx.http.get('/health').expect(200);
+      expect(body).toEqual({ status: 'ok' });
+      expect(health.responses['200'].content?.['application/json'].schema).toEqual({
+        $ref: '#/components/schemas/HealthStatusResponse',
+      });
+      expect(health.responses['503'].content?.['application/json'].schema).toEqual({
+        $ref: '#/components/schemas/ErrorResponse',
+      });
+    });
+
     it.each(['/tasks/{taskId}/attachments', '/tasks/{taskId}/submissions/me/attachments'])(
       'upload %s: multipart body with a binary file, 201 schema, 403 and 413',
       (path) => {
