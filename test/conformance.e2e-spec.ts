@@ -97,6 +97,25 @@ describe('Conformance', () => {
     });
   });
 
+  describe('role checks come before body checks', () => {
+    it('grading with an empty body: 403 for a MEMBER and a non-member, 400 for an ADMIN', async () => {
+      const submission = await ctx.http
+        .put(`/tasks/${taskId}/submissions/me`)
+        .set('Authorization', roles.member.auth)
+        .send({ content: 'answer' })
+        .expect(200);
+      const grade = `/tasks/${taskId}/submissions/${submission.body.id}/grade`;
+      for (const user of [roles.member, roles.outsider]) {
+        const res = await ctx.http.patch(grade).set('Authorization', user.auth).send({});
+        expect(res.status).toBe(403);
+        expect(res.body).toEqual(apiError('FORBIDDEN'));
+      }
+      const res = await ctx.http.patch(grade).set('Authorization', roles.admin.auth).send({});
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(apiError('VALIDATION_ERROR'));
+    });
+  });
+
   describe('OpenAPI document', () => {
     interface Operation {
       requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };

@@ -164,10 +164,11 @@ export class SubmissionsService {
     graderId: string,
     dto: GradeSubmissionDto,
   ): Promise<SubmissionResponse> {
+    // Access first: a MEMBER is told 403 (SPEC), not how to fix a body they may not send.
+    await this.access.requireTaskAccess(taskId, graderId, { manage: true });
     if (dto.score === undefined && dto.feedback === undefined && dto.isExemplary === undefined) {
       throw AppError.validation('Give at least one of score, feedback, isExemplary');
     }
-    await this.access.requireTaskAccess(taskId, graderId, { manage: true });
     let graded: Submission[];
     try {
       [graded] = await this.dataSource.query<UpdateResult<Submission>>(
