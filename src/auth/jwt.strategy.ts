@@ -1,3 +1,4 @@
+import { createSecretKey } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -23,7 +24,10 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   ) {
     super({
       jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
-      secretOrKey: config.jwt.secret,
+      // A KeyObject, which jsonwebtoken takes as is (its and passport-jwt's types say only string | Buffer).
+      // Given a string it first tries to parse it as a PEM public key and throws, on every request: about
+      // 0.8 ms of CPU per verification instead of 0.02 ms.
+      secretOrKey: createSecretKey(Buffer.from(config.jwt.secret)) as unknown as Buffer,
       algorithms: [JWT_ALGORITHM],
       ignoreExpiration: false,
     });
