@@ -1,16 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { iso } from '../common/utils/time';
-
-/** A stored attachment row (task or submission attachment). */
-export interface AttachmentRow {
-  id: string;
-  fileKey: string;
-  originalName: string;
-  mimeType: string | null;
-  /** bigint arrives from pg as a string. */
-  sizeBytes: string | null;
-  createdAt: Date;
-}
+import { StoredAttachment } from './stored-attachment.entity';
 
 /** TaskAttachment / SubmissionAttachment of CONTRACT §2. */
 export class AttachmentResponse {
@@ -36,7 +26,7 @@ export class AttachmentResponse {
   createdAt: string;
 }
 
-export function toAttachmentResponse(row: AttachmentRow): AttachmentResponse {
+export function toAttachmentResponse(row: StoredAttachment): AttachmentResponse {
   return {
     id: row.id,
     fileKey: row.fileKey,

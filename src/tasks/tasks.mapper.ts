@@ -1,6 +1,7 @@
 import { MANAGER_ROLES } from '../classes/entities/class-member.entity';
 import { iso } from '../common/utils/time';
-import { AttachmentRow, toAttachmentResponse } from '../files/attachment.response';
+import { toAttachmentResponse } from '../files/attachment.response';
+import { StoredAttachment } from '../files/stored-attachment.entity';
 import {
   MyTaskSummaryResponse,
   TaskDetailResponse,
@@ -58,7 +59,7 @@ export function toMySummaryResponse(row: TaskRow): MyTaskSummaryResponse {
   return { ...toSummaryResponse(row), classColor: row.class_color };
 }
 
-export function toDetailResponse(row: TaskRow, attachments: AttachmentRow[]): TaskDetailResponse {
+export function toDetailResponse(row: TaskRow, attachments: StoredAttachment[]): TaskDetailResponse {
   return {
     ...toSummaryResponse(row),
     description: row.description,

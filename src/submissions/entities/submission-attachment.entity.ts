@@ -1,25 +1,8 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity } from 'typeorm';
+import { StoredAttachment } from '../../files/stored-attachment.entity';
 
 @Entity('submission_attachments')
-export class SubmissionAttachment {
-  @PrimaryGeneratedColumn('uuid')
-  id: string;
-
+export class SubmissionAttachment extends StoredAttachment {
   @Column({ type: 'uuid' })
   submissionId: string;
-
-  @Column({ type: 'varchar' })
-  fileKey: string;
-
-  @Column({ type: 'varchar' })
-  originalName: string;
-
-  @Column({ type: 'varchar', nullable: true })
-  mimeType: string | null;
-
-  @Column({ type: 'bigint', nullable: true })
-  sizeBytes: string | null;
-
-  @CreateDateColumn({ type: 'timestamptz' })
-  createdAt: Date;
 }

@@ -1,0 +1,26 @@
+import { Column, CreateDateColumn, PrimaryGeneratedColumn } from 'typeorm';
+
+/**
+ * The columns `task_attachments` and `submission_attachments` share (CONTRACT: TaskAttachment and
+ * SubmissionAttachment have the same fields); each entity adds the key of what it is attached to.
+ */
+export abstract class StoredAttachment {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'varchar' })
+  fileKey: string;
+
+  @Column({ type: 'varchar' })
+  originalName: string;
+
+  @Column({ type: 'varchar', nullable: true })
+  mimeType: string | null;
+
+  /** bigint comes back from pg as a string; the response mapper converts it. */
+  @Column({ type: 'bigint', nullable: true })
+  sizeBytes: string | null;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+}
