@@ -1,10 +1,17 @@
 import { LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import {
+  DocumentBuilder,
+  getSchemaPath,
+  OpenAPIObject,
+  OperationObject,
+  SwaggerModule,
+} from '@nestjs/swagger';
 import helmet from 'helmet';
 import { Logger, PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { ErrorResponse } from './common/errors/error.response';
 import { createValidationPipe } from './common/errors/validation';
 import { loggerOptions } from './common/http/logger';
 import { AppConfig } from './config/config';
@@ -54,6 +61,25 @@ function setupOpenApi(app: NestExpressApplication): void {
       .addBearerAuth()
       .addSecurityRequirements('bearer')
       .build(),
+    { extraModels: [ErrorResponse] },
   );
+  documentErrorBodies(document);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
+}
+
+/**
+ * Every error answer is JSON `{error, code}` (SPEC "Errors"), whatever the route produces on success (the CSV
+ * export, file downloads) and whether or not its decorator named a type.
+ */
+function documentErrorBodies(document: OpenAPIObject): void {
+  const schema = { $ref: getSchemaPath(ErrorResponse) };
+  for (const operations of Object.values(document.paths)) {
+    for (const operation of Object.values(operations as Record<string, OperationObject>)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        if (response && Number(status) >= 400 && !('$ref' in response)) {
+          response.content = { 'application/json': { schema } };
+        }
+      }
+    }
+  }
 }

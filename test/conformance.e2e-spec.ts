@@ -203,6 +203,27 @@ describe('Conformance', () => {
       }
     });
 
+    it('every error response has the {error, code} body; routes with an id or a body document 400', () => {
+      for (const [path, operations] of Object.entries(paths)) {
+        for (const [method, operation] of Object.entries(operations)) {
+          for (const [status, response] of Object.entries(operation.responses)) {
+            if (Number(status) < 400) continue;
+            expect([method, path, status, response.content?.['application/json']?.schema]).toEqual([
+              method,
+              path,
+              status,
+              { $ref: '#/components/schemas/ErrorResponse' },
+            ]);
+          }
+          const validated = operation.requestBody !== undefined || /\{(?!fileKey)\w+\}/.test(path);
+          if (validated)
+            expect([method, path, Object.keys(operation.responses)]).toContainEqual(
+              expect.arrayContaining(['400']),
+            );
+        }
+      }
+    });
+
     it('/health documents the body it answers', async () => {
       const health = paths['/health'].get;
       const { body } = await ctx.http.get('/health').expect(200);

@@ -77,6 +77,7 @@ export class AuthController {
   @LoginThrottle()
   @ApiOperation({ summary: 'Log in with e-mail and password', security: [] })
   @ApiOkResponse({ type: AuthResponseDto })
+  @ApiBadRequestResponse({ description: 'VALIDATION_ERROR' })
   @ApiUnauthorizedResponse({ description: 'INVALID_CREDENTIALS' })
   @ApiForbiddenResponse({ description: 'ACCOUNT_DEACTIVATED' })
   @ApiTooManyRequestsResponse(RATE_LIMITED)

@@ -30,6 +30,7 @@ const INVALID_TASK =
   description: 'Not a member of the class, or not OWNER/ADMIN where required',
 })
 @ApiNotFoundResponse({ type: ErrorResponse, description: 'Class does not exist' })
+@ApiBadRequestResponse({ type: ErrorResponse, description: 'classId is not a UUID' })
 @Controller('classes/:classId/tasks')
 export class ClassTasksController {
   constructor(

@@ -45,6 +45,7 @@ import { TasksService } from './tasks.service';
 
 const TASK_ID = new ParseUUIDPipe();
 const MANAGERS_ONLY = 'Not a member of the class, or a MEMBER where OWNER/ADMIN is required';
+const MALFORMED_ID = 'A path id is not a UUID';
 const NOT_VISIBLE = 'Task does not exist, was deleted, or is not visible to a MEMBER (draft, not started)';
 
 @ApiTags('tasks')
@@ -71,6 +72,7 @@ export class TasksController {
   }
 
   @Get(':taskId')
+  @ApiBadRequestResponse({ type: ErrorResponse, description: MALFORMED_ID })
   @ApiOperation({ summary: 'Task detail; stats for OWNER/ADMIN only; records no view' })
   @ApiOkResponse({ type: TaskDetailResponse })
   @ApiForbiddenResponse({ type: ErrorResponse, description: 'Not a member of the class' })
@@ -115,6 +117,7 @@ export class TasksController {
   }
 
   @Delete(':taskId')
+  @ApiBadRequestResponse({ type: ErrorResponse, description: MALFORMED_ID })
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({
     summary: 'Delete a task (OWNER/ADMIN)',
@@ -129,6 +132,7 @@ export class TasksController {
   }
 
   @Post(':taskId/view')
+  @ApiBadRequestResponse({ type: ErrorResponse, description: MALFORMED_ID })
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: 'Mark the task viewed by the caller; only the first call sets viewedAt' })
   @ApiNoContentResponse()
@@ -175,6 +179,7 @@ export class TasksController {
   }
 
   @Delete(':taskId/attachments/:attachmentId')
+  @ApiBadRequestResponse({ type: ErrorResponse, description: MALFORMED_ID })
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: 'Remove an attachment and its file (OWNER/ADMIN)' })
   @ApiNoContentResponse()
@@ -211,6 +216,7 @@ export class TasksController {
   }
 
   @Get(':taskId/draft-markdown')
+  @ApiBadRequestResponse({ type: ErrorResponse, description: MALFORMED_ID })
   @ApiOperation({
     summary: 'The cached Markdown draft of the last parse, null when none or expired (OWNER/ADMIN)',
   })

@@ -1,5 +1,5 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Public } from '../common/decorators/public.decorator';
 import { ListSchoolsQuery, SchoolDto } from './dto/school.dto';
 import { SCHOOL_LIST_LIMIT, SchoolsService } from './schools.service';
@@ -16,6 +16,7 @@ export class SchoolsController {
     security: [],
   })
   @ApiOkResponse({ type: SchoolDto, isArray: true })
+  @ApiBadRequestResponse({ description: 'VALIDATION_ERROR: q longer than 200 characters' })
   list(@Query() query: ListSchoolsQuery): Promise<SchoolDto[]> {
     return this.schools.list(query.q);
   }
