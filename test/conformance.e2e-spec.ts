@@ -116,6 +116,25 @@ describe('Conformance', () => {
     });
   });
 
+  describe('request timestamps', () => {
+    it('a day the month does not have is 400, not rolled over into the next month', async () => {
+      for (const dueAt of ['2030-02-30T12:00:00Z', '2030-04-31T12:00:00+08:00']) {
+        const res = await ctx.http
+          .post(`/classes/${roles.classId}/tasks`)
+          .set('Authorization', roles.owner.auth)
+          .send({ title: 'Impossible date', dueAt });
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual(apiError('VALIDATION_ERROR'));
+      }
+      const leapDay = await ctx.http
+        .patch(`/tasks/${taskId}`)
+        .set('Authorization', roles.owner.auth)
+        .send({ dueAt: '2028-02-29T12:00:00Z' })
+        .expect(200);
+      expect(leapDay.body.dueAt).toBe('2028-02-29T12:00:00.000Z');
+    });
+  });
+
   describe('OpenAPI document', () => {
     interface Operation {
       requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };

@@ -8,6 +8,11 @@ describe('validators', () => {
     ['2026-03-01T09:30:00', false],
     ['2026-03-01', false],
     ['2026-13-01T09:30:00Z', false],
+    ['2030-02-30T00:00:00Z', false],
+    ['2030-04-31T12:00:00+08:00', false],
+    ['2028-02-29T00:00:00Z', true],
+    ['2030-02-29T00:00:00Z', false],
+    ['2030-12-31T23:59:59.999Z', true],
     ['tomorrow', false],
   ])('isIsoTimestamp(%s) = %s', (value, expected) => {
     expect(isIsoTimestamp(value)).toBe(expected);

@@ -4,7 +4,20 @@ import { registerDecorator, ValidationOptions } from 'class-validator';
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
 export function isIsoTimestamp(value: unknown): value is string {
-  return typeof value === 'string' && ISO_WITH_OFFSET.test(value) && !Number.isNaN(Date.parse(value));
+  return (
+    typeof value === 'string' &&
+    ISO_WITH_OFFSET.test(value) &&
+    !Number.isNaN(Date.parse(value)) &&
+    isCalendarDate(value)
+  );
+}
+
+/** Date.parse rolls a day past the month's end over (`2030-02-30` → March 2); ISO 8601 has no such day. */
+function isCalendarDate(value: string): boolean {
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number);
+  const lastDay = new Date(0);
+  lastDay.setUTCFullYear(year, month, 0);
+  return day <= lastDay.getUTCDate();
 }
 
 export function isIanaTimezone(value: unknown): value is string {
