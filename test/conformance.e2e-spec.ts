@@ -135,6 +135,51 @@ describe('Conformance', () => {
     });
   });
 
+  describe('null where the contract takes no null', () => {
+    it('PUT notification-prefs with isEnabled null: 400, not 500', async () => {
+      const res = await ctx.http
+        .put('/users/me/notification-prefs')
+        .set('Authorization', roles.member.auth)
+        .send({ channel: 'EMAIL', address: 'member@example.com', isEnabled: null });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(apiError('VALIDATION_ERROR'));
+      const absent = await ctx.http
+        .put('/users/me/notification-prefs')
+        .set('Authorization', roles.member.auth)
+        .send({ channel: 'EMAIL', address: 'member@example.com' })
+        .expect(200);
+      expect(absent.body).toEqual({
+        id: expect.any(String),
+        channel: 'EMAIL',
+        address: 'member@example.com',
+        isEnabled: true,
+      });
+    });
+
+    it('draft parse with text null: 400, and the draft keeps its sourceText', async () => {
+      const draft = await createDraft(ctx, roles.classId, roles.owner, {
+        sourceText: 'Essay due 2030-05-01',
+      });
+      const res = await ctx.http
+        .post(`/tasks/${draft.id}/parse`)
+        .set('Authorization', roles.owner.auth)
+        .send({ text: null });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(apiError('VALIDATION_ERROR'));
+      const after = await ctx.http
+        .get(`/tasks/${draft.id}`)
+        .set('Authorization', roles.owner.auth)
+        .expect(200);
+      expect(after.body.sourceText).toBe('Essay due 2030-05-01');
+      const omitted = await ctx.http
+        .post(`/tasks/${draft.id}/parse`)
+        .set('Authorization', roles.owner.auth)
+        .send({})
+        .expect(200);
+      expect(omitted.body.timeOptions[0].dueAt).toMatch(/^2030-05-01T/);
+    });
+  });
+
   describe('OpenAPI document', () => {
     interface Operation {
       requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length } from 'class-validator';
+import { IsString, Length, ValidateIf } from 'class-validator';
 
 export const PARSE_TEXT_MAX_LENGTH = 20_000;
 
@@ -20,7 +20,8 @@ export class ParseDraftDto {
     maxLength: PARSE_TEXT_MAX_LENGTH,
     description: "Text to parse; when omitted, the draft's stored sourceText",
   })
-  @IsOptional()
+  // Omitted means the stored sourceText; null is no text (400), not a way to clear it.
+  @ValidateIf((_dto: unknown, value: unknown) => value !== undefined)
   @IsString()
   @Length(1, PARSE_TEXT_MAX_LENGTH)
   text?: string;

@@ -4,10 +4,10 @@ import {
   IsBoolean,
   isEmail,
   IsEnum,
-  IsOptional,
   IsString,
   isURL,
   registerDecorator,
+  ValidateIf,
   ValidationArguments,
 } from 'class-validator';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
@@ -76,7 +76,8 @@ export class UpsertNotificationPrefDto {
   address: string;
 
   @ApiPropertyOptional({ default: true, description: 'false pauses the channel without deleting the record' })
-  @IsOptional()
+  // Absent means true; null is not a value (the column is NOT NULL).
+  @ValidateIf((_dto: unknown, value: unknown) => value !== undefined)
   @IsBoolean()
   isEnabled: boolean = true;
 }
