@@ -180,6 +180,24 @@ describe('Conformance', () => {
     });
   });
 
+  describe('text PostgreSQL cannot store', () => {
+    it('a NUL character in a body, query or path is 400 VALIDATION_ERROR, not 500', async () => {
+      const answers = [
+        await ctx.http.post('/classes').set('Authorization', roles.owner.auth).send({ name: 'a\u0000b' }),
+        await ctx.http
+          .put(`/tasks/${taskId}/submissions/me`)
+          .set('Authorization', roles.member.auth)
+          .send({ content: 'answer\u0000' }),
+        await ctx.http.get('/schools?q=%00'),
+        await ctx.http.get('/files/abc%00def').set('Authorization', roles.owner.auth),
+      ];
+      for (const res of answers) {
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual(apiError('VALIDATION_ERROR'));
+      }
+    });
+  });
+
   describe('OpenAPI document', () => {
     interface Operation {
       requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };

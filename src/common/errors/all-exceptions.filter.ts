@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
+import { pgErrorCode } from '../utils/pg-errors';
 import { AppError, ErrorCode } from './app-error';
 
 interface ErrorBody {
@@ -30,6 +31,8 @@ interface LowLevelError {
 }
 
 const MULTER_TOO_LARGE = 'LIMIT_FILE_SIZE';
+/** SQLSTATE 22021, e.g. "invalid byte sequence for encoding UTF8: 0x00". */
+const PG_INVALID_BYTE_SEQUENCE = '22021';
 
 /**
  * The one place where errors become HTTP answers: `{error, code}` and nothing else.
@@ -66,6 +69,14 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const status = exception.getStatus();
       const code = CODE_BY_STATUS[status];
       if (code) return { status, body: { error: this.messageOf(exception, status), code }, headers: {} };
+    }
+    if (pgErrorCode(exception) === PG_INVALID_BYTE_SEQUENCE) {
+      // Only request text can carry a NUL character, which PostgreSQL text cannot hold: bad input, not a bug.
+      return {
+        status: 400,
+        body: { error: 'Text must not contain NUL characters', code: ErrorCode.VALIDATION_ERROR },
+        headers: {},
+      };
     }
     const lowLevel = exception as LowLevelError | null;
     if (lowLevel && typeof lowLevel === 'object') {
