@@ -11,16 +11,16 @@ import {
   MaxLength,
   ValidateIf,
 } from 'class-validator';
+import { Trim } from '../../common/validation/validators';
 import { ClassRole } from '../entities/class-member.entity';
 
-const trim = ({ value }: { value: unknown }): unknown => (typeof value === 'string' ? value.trim() : value);
 /** Colors are stored lower-case, so `#AABBCC` and `#aabbcc` are the same color. */
 const lowerCase = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' ? value.toLowerCase() : value;
 
 export class CreateClassDto {
   @ApiProperty({ minLength: 1, maxLength: 100, description: 'Trimmed; must not be blank' })
-  @Transform(trim)
+  @Trim()
   @IsString()
   @Length(1, 100)
   name: string;

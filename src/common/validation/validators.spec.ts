@@ -1,4 +1,4 @@
-import { canonicalTimezone, isIanaTimezone, isIsoTimestamp, isPassword } from './validators';
+import { canonicalTimezone, isIanaTimezone, isIsoTimestamp, isPassword, trimmed } from './validators';
 
 describe('validators', () => {
   it.each([
@@ -49,5 +49,11 @@ describe('password and time zone helpers', () => {
     expect(canonicalTimezone('UTC')).toBe('UTC');
     expect(canonicalTimezone('Mars/Olympus')).toBe('Mars/Olympus');
     expect(canonicalTimezone(5)).toBe(5);
+  });
+
+  it('trims strings and leaves other values to validation', () => {
+    expect(trimmed('  Ada \n')).toBe('Ada');
+    expect(trimmed(null)).toBeNull();
+    expect(trimmed(5)).toBe(5);
   });
 });

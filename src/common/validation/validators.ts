@@ -1,3 +1,4 @@
+import { Transform } from 'class-transformer';
 import { registerDecorator, ValidationOptions } from 'class-validator';
 
 /** ISO 8601 date-time with an explicit offset or `Z` (CONTRACT §1); a bare local time is rejected. */
@@ -76,3 +77,9 @@ export function canonicalTimezone(value: unknown): unknown {
     ? new Intl.DateTimeFormat('en-US', { timeZone: value }).resolvedOptions().timeZone
     : value;
 }
+
+/** A string without its surrounding white space; any other value unchanged (validation judges it). */
+export const trimmed = (value: unknown): unknown => (typeof value === 'string' ? value.trim() : value);
+
+/** Trims a string field before it is validated. */
+export const Trim = (): PropertyDecorator => Transform(({ value }: { value: unknown }) => trimmed(value));

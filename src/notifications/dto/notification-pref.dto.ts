@@ -10,6 +10,8 @@ import {
   ValidateIf,
   ValidationArguments,
 } from 'class-validator';
+import { trimmed } from '../../common/validation/validators';
+import { normalizeEmail } from '../../users/email';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 
 const ADDRESS_RULES: Record<
@@ -65,11 +67,9 @@ export class UpsertNotificationPrefDto {
   })
   // E-mail addresses are stored trimmed and lower-cased, like everywhere in the service.
   @Transform(({ value, obj }: { value: unknown; obj: { channel?: unknown } }) =>
-    typeof value !== 'string'
-      ? value
-      : obj.channel === NotificationChannelName.EMAIL
-        ? value.trim().toLowerCase()
-        : value.trim(),
+    typeof value === 'string' && obj.channel === NotificationChannelName.EMAIL
+      ? normalizeEmail(value)
+      : trimmed(value),
   )
   @IsString()
   @IsChannelAddress()

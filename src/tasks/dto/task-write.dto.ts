@@ -13,7 +13,7 @@ import {
   MaxLength,
   ValidateIf,
 } from 'class-validator';
-import { IsIsoTimestamp } from '../../common/validation/validators';
+import { IsIsoTimestamp, Trim, trimmed } from '../../common/validation/validators';
 import { PARSE_TEXT_MAX_LENGTH } from '../../ai/dto/parse-text.dto';
 
 export const TITLE_MAX_LENGTH = 200;
@@ -25,7 +25,6 @@ export const TAG_MAX_LENGTH = 32;
 /** Optional, but null is not a value: validated whenever the field is present. */
 const PresentNotNull = (): PropertyDecorator => ValidateIf((_object, value) => value !== undefined);
 
-const trim = ({ value }: { value: unknown }): unknown => (typeof value === 'string' ? value.trim() : value);
 const lowerCaseAll = ({ value }: { value: unknown }): unknown =>
   Array.isArray(value) ? value.map((item) => (typeof item === 'string' ? item.toLowerCase() : item)) : value;
 
@@ -84,7 +83,7 @@ class TaskFieldsDto {
 
 export class CreateTaskDto extends TaskFieldsDto {
   @ApiProperty({ minLength: 1, maxLength: TITLE_MAX_LENGTH })
-  @Transform(trim)
+  @Trim()
   @IsString()
   @Length(1, TITLE_MAX_LENGTH)
   title: string;
@@ -93,7 +92,7 @@ export class CreateTaskDto extends TaskFieldsDto {
 export class UpdateTaskDto extends TaskFieldsDto {
   @ApiPropertyOptional({ maxLength: TITLE_MAX_LENGTH, description: 'Must not be empty on a published task' })
   @PresentNotNull()
-  @Transform(trim)
+  @Trim()
   @IsString()
   @MaxLength(TITLE_MAX_LENGTH)
   title?: string;
@@ -122,7 +121,7 @@ export class UpdateTaskStateDto {
     description: `Labels of 1 to ${TAG_MAX_LENGTH} characters`,
   })
   @PresentNotNull()
-  @Transform(({ value }) => (Array.isArray(value) ? value.map((tag) => trim({ value: tag })) : value))
+  @Transform(({ value }: { value: unknown }) => (Array.isArray(value) ? value.map(trimmed) : value))
   @IsArray()
   @ArrayMaxSize(TAGS_MAX)
   @ArrayUnique()

@@ -2,9 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsOptional, IsString, IsUUID, Length, ValidateIf } from 'class-validator';
-import { canonicalTimezone, IsIanaTimezone } from '../../common/validation/validators';
-
-const trim = Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value));
+import { canonicalTimezone, IsIanaTimezone, Trim } from '../../common/validation/validators';
 
 /** Profile fields shared by registration and `PATCH /users/me`; null is accepted where it clears a value. */
 export const NicknameField = (): PropertyDecorator =>
@@ -17,7 +15,7 @@ export const NicknameField = (): PropertyDecorator =>
       description: 'Display name',
     }),
     IsOptional(),
-    trim,
+    Trim(),
     IsString(),
     Length(1, 100),
   );
@@ -47,7 +45,7 @@ export const StudentIdField = (): PropertyDecorator =>
       description: 'Student number, unique within the school; required with schoolId',
     }),
     IsOptional(),
-    trim,
+    Trim(),
     IsString(),
     Length(1, 64),
   );

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { Trim } from '../../common/validation/validators';
 
 export class SchoolDto {
   @ApiProperty({ format: 'uuid' })
@@ -16,7 +16,7 @@ export class SchoolDto {
 export class ListSchoolsQuery {
   @ApiPropertyOptional({ description: 'Only schools whose name contains this text (case-insensitive)' })
   @IsOptional()
-  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value))
+  @Trim()
   @IsString()
   @MaxLength(200)
   q?: string;
