@@ -2,7 +2,6 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { LoggerModule } from 'nestjs-pino';
 import { AccessModule } from './access/access.module';
 import { ClassRoleGuard } from './access/class-role.guard';
 import { AiModule } from './ai/ai.module';
@@ -10,7 +9,6 @@ import { AuthModule } from './auth/auth.module';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
 import { ClassesModule } from './classes/classes.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
-import { loggerOptions } from './common/http/logger';
 import { AppConfig } from './config/config';
 import { AppConfigModule } from './config/config.module';
 import { buildDataSourceOptions } from './database/typeorm-options';
@@ -30,7 +28,6 @@ export class AppModule {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config),
-        LoggerModule.forRoot(loggerOptions(config)),
         TypeOrmModule.forRoot({
           ...buildDataSourceOptions(config, databaseUrl),
           migrationsRun: config.database.migrationsRun,

@@ -10,10 +10,11 @@ import {
 } from '@nestjs/swagger';
 import helmet from 'helmet';
 import { Logger, PinoLogger } from 'nestjs-pino';
+import type { Logger as Pino } from 'pino';
 import { AppModule } from './app.module';
 import { ErrorResponse } from './common/errors/error.response';
 import { createValidationPipe } from './common/errors/validation';
-import { loggerOptions } from './common/http/logger';
+import { loggerOptions, logRequests } from './common/http/logger';
 import { AppConfig } from './config/config';
 import { runMigrationsLocked } from './database/migrate';
 
@@ -22,6 +23,11 @@ export const JSON_BODY_LIMIT = '1mb';
 /** The pino-backed Nest logger: bootstrap messages, the exception filter and `new Logger(ctx)` all use it. */
 export function createLogger(config: AppConfig): LoggerService {
   return new Logger(new PinoLogger(loggerOptions(config)), {});
+}
+
+/** The root pino logger behind `createLogger` (nestjs-pino keeps one per process). */
+function rootLogger(config: AppConfig): Pino {
+  return new PinoLogger(loggerOptions(config)).logger;
 }
 
 /**
@@ -40,6 +46,7 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
   app.set('etag', false);
   app.set('x-powered-by', false);
   app.set('trust proxy', 'loopback');
+  app.use(logRequests(rootLogger(config)));
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
   app.use(helmet({ contentSecurityPolicy: false, crossOriginResourcePolicy: false }));
   app.enableCors({
