@@ -57,11 +57,15 @@ const MEMBERS_SQL = `
     JOIN users u ON u.id = m.user_id
    WHERE m.class_id = $1`;
 
+/** OWNER before ADMINs before MEMBERs (member list, grader's list, export); `role` is an SQL expression. */
+export const roleRankSql = (role: string): string =>
+  `CASE ${role} WHEN 'OWNER' THEN 0 WHEN 'ADMIN' THEN 1 ELSE 2 END`;
+
 /** Members of a class: OWNER, then ADMINs, then MEMBERs, each by the time they joined. */
 export function listClassMembers(db: EntityManager, classId: string): Promise<ClassMemberRow[]> {
   return db.query(
     `${MEMBERS_SQL}
-     ORDER BY CASE m.role WHEN 'OWNER' THEN 0 WHEN 'ADMIN' THEN 1 ELSE 2 END, m.joined_at, m.user_id`,
+     ORDER BY ${roleRankSql('m.role')}, m.joined_at, m.user_id`,
     [classId],
   );
 }

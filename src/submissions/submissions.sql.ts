@@ -1,3 +1,5 @@
+import { roleRankSql } from '../classes/classes.queries';
+
 /**
  * SQL fragments shared by the submission queries. Columns are aliased to the entity property names, so a
  * raw row has the shape of `Submission` / `SubmissionAttachment`.
@@ -30,5 +32,5 @@ export const ROSTER_FROM = `FROM tasks t
  WHERE t.id = $1`;
 
 /** OWNER, ADMINs, MEMBERs, each by display name (case-insensitive), then id so the order is total. */
-export const ROSTER_ORDER = `ORDER BY CASE m.role WHEN 'OWNER' THEN 0 WHEN 'ADMIN' THEN 1 ELSE 2 END,
+export const ROSTER_ORDER = `ORDER BY ${roleRankSql('m.role')},
   lower(${DISPLAY_NAME}), ${DISPLAY_NAME}, u.id`;
