@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AccessService, ClassAccess } from '../access/access.service';
@@ -11,13 +11,8 @@ import { ClassEntity, DEFAULT_CLASS_COLOR } from './entities/class.entity';
 import { ClassRole } from './entities/class-member.entity';
 import { normalizeInviteCode, withFreshInviteCode } from './invite-code';
 
-/** Stored files are removed in batches, so one class with thousands of files does not flood the storage. */
-const FILE_REMOVAL_BATCH = 100;
-
 @Injectable()
 export class ClassesService {
-  private readonly logger = new Logger(ClassesService.name);
-
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly access: AccessService,
@@ -103,7 +98,8 @@ export class ClassesService {
       await manager.query(`DELETE FROM classes WHERE id = $1`, [classId]);
       return rows.map((row) => row.file_key);
     });
-    await this.removeFiles(classId, fileKeys);
+    // The class is already gone: a storage failure leaves orphaned files only (logged).
+    await this.storage.discard(fileKeys, { classId });
   }
 
   /** Joins as MEMBER. The class row is key-share locked so it cannot vanish between lookup and insert. */
@@ -156,16 +152,5 @@ export class ClassesService {
       schoolId,
     ]);
     if (rows.length === 0) throw AppError.validation('schoolId does not name a known school');
-  }
-
-  /** The class is already gone: a storage failure is logged, not answered, and leaves orphaned files only. */
-  private async removeFiles(classId: string, keys: string[]): Promise<void> {
-    for (let i = 0; i < keys.length; i += FILE_REMOVAL_BATCH) {
-      try {
-        await this.storage.remove(keys.slice(i, i + FILE_REMOVAL_BATCH));
-      } catch (error) {
-        this.logger.error({ err: error, classId }, 'Could not remove files of a deleted class');
-      }
-    }
   }
 }

@@ -1,4 +1,8 @@
+import { Logger } from '@nestjs/common';
 import type { Readable } from 'node:stream';
+
+const DISCARD_BATCH = 100;
+const logger = new Logger('FileStorage');
 
 /** What a stored file needs to be served back. */
 export interface StoredFile {
@@ -16,6 +20,22 @@ export abstract class FileStorage {
   abstract read(key: string): Promise<Readable>;
   /** Removes objects; missing keys are ignored. */
   abstract remove(keys: readonly string[]): Promise<void>;
+
+  /**
+   * Removes the files of rows that are gone (or were never written), in batches so thousands of files do
+   * not flood the storage. A failure leaves orphaned files and is logged with `context`, never thrown: the
+   * request that let go of them has already succeeded or failed on its own.
+   */
+  async discard(keys: readonly string[], context: Record<string, unknown> = {}): Promise<void> {
+    for (let i = 0; i < keys.length; i += DISCARD_BATCH) {
+      const batch = keys.slice(i, i + DISCARD_BATCH);
+      try {
+        await this.remove(batch);
+      } catch (error) {
+        logger.error({ err: error, keys: batch, ...context }, 'Could not remove stored files');
+      }
+    }
+  }
 }
 
 export class FileTooLargeError extends Error {

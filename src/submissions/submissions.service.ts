@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AccessService } from '../access/access.service';
@@ -31,8 +31,6 @@ type UpdateResult<T> = [T[], number];
 
 @Injectable()
 export class SubmissionsService {
-  private readonly logger = new Logger(SubmissionsService.name);
-
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly access: AccessService,
@@ -97,7 +95,7 @@ export class SubmissionsService {
         return toAttachmentResponse(attachment);
       });
     } catch (error) {
-      if (file) await this.discardFiles([file.key]);
+      if (file) await this.storage.discard([file.key], { taskId });
       throw error;
     }
   }
@@ -117,7 +115,7 @@ export class SubmissionsService {
       if (removed.length === 0) throw AppError.notFound('Attachment');
       return removed[0].fileKey;
     });
-    await this.discardFiles([fileKey]);
+    await this.storage.discard([fileKey], { taskId });
   }
 
   /** One entry per class member, in a fixed number of queries whatever the class size. */
@@ -245,15 +243,6 @@ export class SubmissionsService {
     }
     if (rules.locked) {
       throw new AppError(ErrorCode.TASK_LOCKED, 'Submit the tasks this one is blocked by first');
-    }
-  }
-
-  /** Files whose rows are gone or were never written: a failure leaves orphans (logged), never fails the request. */
-  private async discardFiles(keys: string[]): Promise<void> {
-    try {
-      await this.storage.remove(keys);
-    } catch (error) {
-      this.logger.error({ err: error, keys }, 'Could not remove submission attachment files');
     }
   }
 

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AccessService } from '../access/access.service';
@@ -16,8 +16,6 @@ export const ATTACHMENTS_PER_TASK_MAX = 50;
 
 @Injectable()
 export class TaskAttachmentsService {
-  private readonly logger = new Logger(TaskAttachmentsService.name);
-
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly access: AccessService,
@@ -52,7 +50,7 @@ export class TaskAttachmentsService {
       });
       return toAttachmentResponse(attachment);
     } catch (error) {
-      if (file) await this.removeFiles([file.key]);
+      if (file) await this.storage.discard([file.key], { taskId });
       throw error;
     }
   }
@@ -64,15 +62,6 @@ export class TaskAttachmentsService {
       [attachmentId, taskId],
     );
     if (rows.length === 0) throw AppError.notFound('Attachment');
-    await this.removeFiles([rows[0].file_key]);
-  }
-
-  /** Once the rows are gone: a failure leaves orphan files behind (logged), never a failed request. */
-  async removeFiles(keys: string[]): Promise<void> {
-    try {
-      await this.storage.remove(keys);
-    } catch (error) {
-      this.logger.error({ err: error, keys }, 'Could not remove task attachment files');
-    }
+    await this.storage.discard([rows[0].file_key], { taskId });
   }
 }

@@ -4,12 +4,12 @@ import { DataSource } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AccessService } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
+import { FileStorage } from '../files/file-storage';
 import { CreateDraftDto, CreateTaskDto, UpdateTaskDto, UpdateTaskStateDto } from './dto/task-write.dto';
 import { TaskDetailResponse, TaskUserStateResponse } from './dto/task.response';
 import { TaskAttachment } from './entities/task-attachment.entity';
 import { TaskMarkdownCache } from './entities/task-markdown-cache.entity';
 import { Task } from './entities/task.entity';
-import { TaskAttachmentsService } from './task-attachments.service';
 import { checkBlockedBy, lockLiveTask, unblockDependents, updateTask } from './task-writes';
 import { TaskReader } from './task-reader.service';
 import { toUserStateResponse, UserStateRow } from './tasks.mapper';
@@ -38,7 +38,7 @@ export class TasksService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly access: AccessService,
     private readonly reader: TaskReader,
-    private readonly attachments: TaskAttachmentsService,
+    private readonly storage: FileStorage,
   ) {}
 
   /** Published at once (publishedAt = now). The class role was checked by the route guard. */
@@ -154,7 +154,7 @@ export class TasksService {
       }
       return attachments.map((attachment) => attachment.fileKey);
     });
-    await this.attachments.removeFiles(fileKeys);
+    await this.storage.discard(fileKeys, { taskId });
   }
 
   /** The first view sets viewedAt; later views change nothing. */
