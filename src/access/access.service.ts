@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { ClassRole, MANAGER_ROLES } from '../classes/entities/class-member.entity';
+import { PreparedStatement } from '../database/prepared-statement';
 import { memberSeesTaskSql } from './task-rules.sql';
 
 export interface ClassAccess {
@@ -25,6 +26,30 @@ interface TaskAccessRow {
   deleted: boolean;
 }
 
+interface ClassRoleRow {
+  role: ClassRole | null;
+  is_personal: boolean;
+}
+
+// Prepared: one of the two runs on nearly every request (see PreparedStatement).
+const CLASS_ROLE = new PreparedStatement<ClassRoleRow>(
+  'access.class_role',
+  `SELECT m.role, c.is_personal
+     FROM classes c LEFT JOIN class_members m ON m.class_id = c.id AND m.user_id = $2
+    WHERE c.id = $1`,
+);
+
+const TASK_ACCESS = new PreparedStatement<TaskAccessRow>(
+  'access.task',
+  `SELECT t.class_id, c.is_personal, m.role,
+          ${memberSeesTaskSql('t')} AS visible_to_members,
+          (t.deleted_at IS NOT NULL) AS deleted
+     FROM tasks t
+     JOIN classes c ON c.id = t.class_id
+     LEFT JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $2
+    WHERE t.id = $1`,
+);
+
 /**
  * The one place that decides class roles. Every route keyed by a class, task, submission or file asks here.
  * Order of answers: missing resource 404, caller not a member 403, missing role 403.
@@ -34,8 +59,12 @@ export class AccessService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Membership of the caller in a class, or 404 (no class) / 403 (not a member, or role not allowed). */
-  async requireClassRole(classId: string, userId: string, allowed?: readonly ClassRole[]): Promise<ClassAccess> {
-    return this.resolveClassRole(this.dataSource.manager, classId, userId, allowed);
+  async requireClassRole(
+    classId: string,
+    userId: string,
+    allowed?: readonly ClassRole[],
+  ): Promise<ClassAccess> {
+    return this.decideClassRole(await CLASS_ROLE.rows(this.dataSource, [classId, userId]), classId, allowed);
   }
 
   /**
@@ -52,14 +81,20 @@ export class AccessService {
     // Lock, then read in a second statement: after waiting for the lock PostgreSQL re-reads the locked row,
     // but not the rows joined to it, so a role read in the locking statement could be the one before the wait.
     await manager.query(`SELECT 1 FROM classes WHERE id = $1 FOR UPDATE`, [classId]);
-    return this.resolveClassRole(manager, classId, userId, allowed);
+    const rows = await manager.query<ClassRoleRow[]>(CLASS_ROLE.text, [classId, userId]);
+    return this.decideClassRole(rows, classId, allowed);
   }
 
   /**
    * Who may remove whom (SPEC "Class roles"): anyone may leave, except the OWNER, who is never removed
    * (ownership is transferred first); OWNER and ADMIN remove MEMBERs; only the OWNER removes ADMINs.
    */
-  assertCanRemoveMember(caller: ClassAccess, callerId: string, targetId: string, targetRole: ClassRole): void {
+  assertCanRemoveMember(
+    caller: ClassAccess,
+    callerId: string,
+    targetId: string,
+    targetRole: ClassRole,
+  ): void {
     if (targetRole === ClassRole.OWNER) {
       throw AppError.forbidden('The owner cannot be removed; transfer ownership first');
     }
@@ -73,17 +108,12 @@ export class AccessService {
    * OWNER and ADMIN see drafts and scheduled tasks; deleted tasks are 404 for everyone.
    * `manage: true` requires OWNER or ADMIN (403 for a MEMBER who can see the task).
    */
-  async requireTaskAccess(taskId: string, userId: string, options: { manage?: boolean } = {}): Promise<TaskAccess> {
-    const rows: TaskAccessRow[] = await this.dataSource.query(
-      `SELECT t.class_id, c.is_personal, m.role,
-              ${memberSeesTaskSql('t')} AS visible_to_members,
-              (t.deleted_at IS NOT NULL) AS deleted
-         FROM tasks t
-         JOIN classes c ON c.id = t.class_id
-         LEFT JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $2
-        WHERE t.id = $1`,
-      [taskId, userId],
-    );
+  async requireTaskAccess(
+    taskId: string,
+    userId: string,
+    options: { manage?: boolean } = {},
+  ): Promise<TaskAccess> {
+    const rows = await TASK_ACCESS.rows(this.dataSource, [taskId, userId]);
     if (rows.length === 0 || rows[0].deleted) throw AppError.notFound('Task');
     const row = rows[0];
     if (row.role === null) throw AppError.forbidden('You are not a member of this class');
@@ -93,18 +123,11 @@ export class AccessService {
     return { taskId, classId: row.class_id, role: row.role, isPersonal: row.is_personal, canManage };
   }
 
-  private async resolveClassRole(
-    manager: EntityManager,
+  private decideClassRole(
+    rows: ClassRoleRow[],
     classId: string,
-    userId: string,
     allowed?: readonly ClassRole[],
-  ): Promise<ClassAccess> {
-    const rows: { role: ClassRole | null; is_personal: boolean }[] = await manager.query(
-      `SELECT m.role, c.is_personal
-         FROM classes c LEFT JOIN class_members m ON m.class_id = c.id AND m.user_id = $2
-        WHERE c.id = $1`,
-      [classId, userId],
-    );
+  ): ClassAccess {
     if (rows.length === 0) throw AppError.notFound('Class');
     const { role, is_personal: isPersonal } = rows[0];
     if (role === null) throw AppError.forbidden('You are not a member of this class');

@@ -8,11 +8,19 @@
 export const memberSeesTaskSql = (task: string): string =>
   `(${task}.is_published AND (${task}.start_at IS NULL OR ${task}.start_at <= now()))`;
 
-/** Some task of `blocked_by` still exists (not deleted) and has no submission of the user. */
+/** What a caller of class role `role` sees: OWNER and ADMIN every task, a MEMBER as `memberSeesTaskSql`. */
+export const roleSeesTaskSql = (task: string, role: string): string =>
+  `(${role} <> 'MEMBER' OR ${memberSeesTaskSql(task)})`;
+
+/**
+ * Some task of `blocked_by` still exists (not deleted) and has no submission of the user. The blockers are
+ * joined by primary key (`= ANY(array)` let the planner scan the whole tasks table once per task).
+ */
 export const blockedForUserSql = (task: string, userId: string): string =>
   `EXISTS (
-     SELECT 1 FROM tasks blocker
-      WHERE blocker.id = ANY(${task}.blocked_by) AND blocker.deleted_at IS NULL
+     SELECT 1 FROM unnest(${task}.blocked_by) AS b(id)
+       JOIN tasks blocker ON blocker.id = b.id
+      WHERE blocker.deleted_at IS NULL
         AND NOT EXISTS (SELECT 1 FROM submissions bs WHERE bs.task_id = blocker.id AND bs.user_id = ${userId}))`;
 
 /** `isLocked` of CONTRACT §2: blocked for a MEMBER; never locked for OWNER and ADMIN. */

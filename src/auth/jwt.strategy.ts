@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { AuthUser } from '../common/decorators/current-user.decorator';
+import { PreparedStatement } from '../database/prepared-statement';
 
 export const JWT_ALGORITHM = 'HS256';
 
@@ -15,6 +16,12 @@ export interface JwtPayload {
   sub: string;
   ver: number;
 }
+
+/** Every authenticated request runs this: one primary-key probe, so revocation takes effect at once. */
+const TOKEN_USER = new PreparedStatement<AuthUser>(
+  'auth.token_user',
+  `SELECT id, email, timezone FROM users WHERE id = $1 AND is_active AND token_version = $2`,
+);
 
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
@@ -36,10 +43,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   /** Rejects tokens of deleted or deactivated users and tokens older than the last password change. */
   async validate(payload: JwtPayload): Promise<AuthUser | false> {
     if (typeof payload.sub !== 'string' || typeof payload.ver !== 'number') return false;
-    const rows: { id: string; email: string; timezone: string }[] = await this.dataSource.query(
-      `SELECT id, email, timezone FROM users WHERE id = $1 AND is_active AND token_version = $2`,
-      [payload.sub, payload.ver],
-    );
-    return rows[0] ?? false;
+    const [user] = await TOKEN_USER.rows(this.dataSource, [payload.sub, payload.ver]);
+    return user ?? false;
   }
 }

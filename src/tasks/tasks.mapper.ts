@@ -1,7 +1,6 @@
 import { MANAGER_ROLES } from '../classes/entities/class-member.entity';
 import { iso } from '../common/utils/time';
 import { toAttachmentResponse } from '../files/attachment.response';
-import { StoredAttachment } from '../files/stored-attachment.entity';
 import {
   MyTaskSummaryResponse,
   TaskDetailResponse,
@@ -59,11 +58,13 @@ export function toMySummaryResponse(row: TaskRow): MyTaskSummaryResponse {
   return { ...toSummaryResponse(row), classColor: row.class_color };
 }
 
-export function toDetailResponse(row: TaskRow, attachments: StoredAttachment[]): TaskDetailResponse {
+export function toDetailResponse(row: TaskRow): TaskDetailResponse {
   return {
     ...toSummaryResponse(row),
     description: row.description,
-    attachments: attachments.map(toAttachmentResponse),
+    attachments: (row.attachments ?? []).map((attachment) =>
+      toAttachmentResponse({ ...attachment, createdAt: new Date(attachment.createdAt) }),
+    ),
     stats: MANAGER_ROLES.includes(row.role)
       ? {
           memberCount: row.member_count,

@@ -1,5 +1,6 @@
 import { taskLockedSql } from '../access/task-rules.sql';
 import { ClassRole } from '../classes/entities/class-member.entity';
+import { StoredAttachment } from '../files/stored-attachment.entity';
 
 /** One task as the summary query answers it, with the caller's role, state and the counts. */
 export interface TaskRow {
@@ -30,7 +31,12 @@ export interface TaskRow {
   sort_order: number | null;
   submitted_at: Date | null;
   is_locked: boolean;
+  /** Aggregated only for a detail (JSON: `createdAt` is a string); null in lists. */
+  attachments: AttachmentJson[] | null;
 }
+
+/** A task attachment as the detail statement aggregates it (JSON has no timestamps). */
+export type AttachmentJson = Omit<StoredAttachment, 'createdAt'> & { createdAt: string };
 
 export interface SummaryScope {
   /** Condition on `t` (tasks) and `m` (the caller's membership); `$1` is the caller's id. */
@@ -38,7 +44,7 @@ export interface SummaryScope {
   /** Ordering over a tasks alias. */
   order: (alias: string) => string;
   limit: number;
-  /** Adds description and viewed count (one task). */
+  /** Adds description, viewed count and attachments (one task). */
   detail: boolean;
 }
 
@@ -47,7 +53,8 @@ export const NEWEST_FIRST = (a: string): string => `${a}.created_at DESC, ${a}.i
 
 /**
  * Tasks with everything a summary shows, in ONE statement whatever the number of tasks and members: counts
- * are aggregated inside the statement and the caller's state, submission and lock are joined.
+ * are aggregated inside the statement and the caller's state, submission and lock are joined (a detail's
+ * attachments too).
  * Only classes the caller belongs to; never deleted tasks. Members and submissions count while the user is
  * still a member of the class.
  */
@@ -63,11 +70,10 @@ export function taskSummariesSql(scope: SummaryScope): string {
        ORDER BY ${scope.order('t')}
        LIMIT ${scope.limit}
     ),
+    -- Counted per class through the primary key (an IN over the classes made PostgreSQL scan every membership).
     member_counts AS (
-      SELECT cm.class_id, count(*)::int AS n
-        FROM class_members cm
-       WHERE cm.class_id IN (SELECT class_id FROM scoped)
-       GROUP BY cm.class_id
+      SELECT k.class_id, (SELECT count(*)::int FROM class_members cm WHERE cm.class_id = k.class_id) AS n
+        FROM (SELECT DISTINCT class_id FROM scoped) k
     )
     SELECT st.*, c.name AS class_name, c.color AS class_color,
            COALESCE(mc.n, 0) AS member_count, sc.n AS submitted_count,
@@ -78,6 +84,14 @@ export function taskSummariesSql(scope: SummaryScope): string {
                     WHERE v.task_id = st.id AND v.viewed_at IS NOT NULL)`
                : 'NULL::int'
            } AS viewed_count,
+           ${
+             scope.detail
+               ? `(SELECT COALESCE(json_agg(json_build_object('id', a.id, 'fileKey', a.file_key,
+                           'originalName', a.original_name, 'mimeType', a.mime_type, 'sizeBytes', a.size_bytes::text,
+                           'createdAt', a.created_at) ORDER BY a.created_at, a.id), '[]')
+                    FROM task_attachments a WHERE a.task_id = st.id)`
+               : 'NULL::json'
+           } AS attachments,
            us.viewed_at, us.tags, us.sort_order, ms.first_submitted_at AS submitted_at,
            ${taskLockedSql('st', 'st.role', '$1')} AS is_locked
       FROM scoped st
