@@ -81,6 +81,24 @@ describe('Conformance', () => {
       expect(storedFileKeys(ctx)).toEqual([]);
     });
 
+    it('a text field beside the file is an unknown body field: 400, nothing stored', async () => {
+      const before = ctx.http
+        .post(taskFiles())
+        .set('Authorization', roles.admin.auth)
+        .field('note', 'x')
+        .attach('file', SMALL, 'notes.txt');
+      const after = ctx.http
+        .post(submissionFiles())
+        .set('Authorization', roles.member.auth)
+        .attach('file', SMALL, 'notes.txt')
+        .field('note', 'x');
+      for (const res of [await before, await after]) {
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual(apiError('VALIDATION_ERROR'));
+      }
+      expect(storedFileKeys(ctx)).toEqual([]);
+    });
+
     it('callers who may upload still get 413 for an oversize file and 201 otherwise', async () => {
       const tooLarge = await upload(taskFiles(), roles.admin, OVERSIZE);
       expect(tooLarge.status).toBe(413);
