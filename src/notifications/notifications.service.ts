@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
+import { PreparedStatement } from '../database/prepared-statement';
 import { ListNotificationsQuery } from './dto/list-notifications.query';
 import {
   NotificationIdDto,
@@ -14,6 +15,46 @@ import { InboxRow, toNotificationDto } from './notifications.mapper';
 const INBOX_COLUMNS = `n.id, n.type, n.task_id AS "taskId", n.class_id AS "classId", n.task_title AS "taskTitle",
   n.class_name AS "className", n.title, n.content, n.read_at AS "readAt", n.created_at AS "createdAt"`;
 
+interface InboxPageRow extends InboxRow {
+  unread_count: number;
+  cursor_found: boolean;
+}
+
+/**
+ * One page of the inbox (`$2` rows), the unread count and, after a cursor (`$3`), whether the cursor names a
+ * SENT notification of the caller: one prepared statement per variant (separate texts keep the keyset range
+ * an index condition in every plan).
+ */
+function inboxPage(after: boolean, unreadOnly: boolean): PreparedStatement<InboxPageRow> {
+  return new PreparedStatement<InboxPageRow>(
+    `notifications.inbox_${after ? 'after' : 'first'}_${unreadOnly ? 'unread' : 'all'}`,
+    `${
+      after
+        ? `WITH anchor AS (
+             SELECT c.created_at, c.id FROM notifications c WHERE c.id = $3 AND c.user_id = $1 AND c.status = 'SENT'
+           )`
+        : ''
+    }
+     SELECT u.unread_count, ${after ? 'EXISTS (SELECT 1 FROM anchor)' : 'NULL::boolean'} AS cursor_found, p.*
+       FROM (SELECT count(*)::int AS unread_count FROM notifications
+              WHERE user_id = $1 AND status = 'SENT' AND read_at IS NULL) u
+       LEFT JOIN LATERAL (
+         SELECT ${INBOX_COLUMNS} FROM notifications n
+          WHERE n.user_id = $1 AND n.status = 'SENT'
+                ${unreadOnly ? 'AND n.read_at IS NULL' : ''}
+                ${after ? 'AND (n.created_at, n.id) < (SELECT created_at, id FROM anchor)' : ''}
+          ORDER BY n.created_at DESC, n.id DESC
+          LIMIT $2
+       ) p ON true
+      ORDER BY p."createdAt" DESC, p.id DESC`,
+  );
+}
+
+/** By [after a cursor][unreadOnly]. */
+const INBOX_PAGES = [false, true].map((after) =>
+  [false, true].map((unreadOnly) => inboxPage(after, unreadOnly)),
+);
+
 /** The caller's inbox: SENT notifications only. */
 @Injectable()
 export class NotificationsService {
@@ -25,33 +66,16 @@ export class NotificationsService {
    */
   async list(userId: string, query: ListNotificationsQuery): Promise<NotificationPageDto> {
     const { limit, cursor, unreadOnly } = query;
-    if (cursor) {
-      const found: unknown[] = await this.dataSource.query(
-        `SELECT 1 FROM notifications WHERE id = $1 AND user_id = $2 AND status = 'SENT'`,
-        [cursor, userId],
-      );
-      if (found.length === 0) throw AppError.validation('cursor does not name a notification of yours');
+    const page = INBOX_PAGES[Number(Boolean(cursor))][Number(unreadOnly)];
+    const rows = await page.rows(this.dataSource, [userId, limit + 1, ...(cursor ? [cursor] : [])]);
+    if (cursor && !rows[0].cursor_found) {
+      throw AppError.validation('cursor does not name a notification of yours');
     }
-    const conditions = [`n.user_id = $1`, `n.status = 'SENT'`];
-    const params: unknown[] = [userId, limit + 1];
-    if (unreadOnly) conditions.push(`n.read_at IS NULL`);
-    if (cursor) {
-      params.push(cursor);
-      conditions.push(
-        `(n.created_at, n.id) < (SELECT c.created_at, c.id FROM notifications c WHERE c.id = $3)`,
-      );
-    }
-    const rows: InboxRow[] = await this.dataSource.query(
-      `SELECT ${INBOX_COLUMNS} FROM notifications n
-        WHERE ${conditions.join(' AND ')}
-        ORDER BY n.created_at DESC, n.id DESC
-        LIMIT $2`,
-      params,
-    );
-    const items = rows.slice(0, limit).map(toNotificationDto);
-    const nextCursor = rows.length > limit ? items[items.length - 1].id : null;
-    const { unreadCount } = await this.unreadCount(userId);
-    return { items, nextCursor, unreadCount };
+    // An empty page is one row without a notification, carrying the unread count.
+    const found = rows.filter((row) => row.id !== null);
+    const items = found.slice(0, limit).map(toNotificationDto);
+    const nextCursor = found.length > limit ? items[items.length - 1].id : null;
+    return { items, nextCursor, unreadCount: rows[0].unread_count };
   }
 
   async unreadCount(userId: string): Promise<UnreadCountDto> {
