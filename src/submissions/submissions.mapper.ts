@@ -1,6 +1,7 @@
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { iso } from '../common/utils/time';
 import { toAttachmentResponse } from '../files/attachment.response';
+import { StoredAttachment } from '../files/stored-attachment.entity';
 import { avatarHash } from '../users/avatar';
 import {
   SubmissionListEntryResponse,
@@ -47,7 +48,7 @@ export function toSummaryResponse(submission: SubmissionSummaryRow): SubmissionS
 
 export function toSubmissionResponse(
   submission: Submission,
-  attachments: SubmissionAttachment[],
+  attachments: StoredAttachment[],
 ): SubmissionResponse {
   const { id, taskId, userId, ...rest } = toSummaryResponse(submission);
   return {

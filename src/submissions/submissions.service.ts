@@ -2,10 +2,17 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AccessService } from '../access/access.service';
-import { blockedForUserSql } from '../access/task-rules.sql';
+import { blockedForUserSql, roleSeesTaskSql, taskLockedSql } from '../access/task-rules.sql';
 import { AppError, ErrorCode } from '../common/errors/app-error';
 import { pgConstraint } from '../common/utils/pg-errors';
-import { AttachmentResponse, toAttachmentResponse } from '../files/attachment.response';
+import { PreparedStatement } from '../database/prepared-statement';
+import {
+  AttachmentJson,
+  AttachmentResponse,
+  attachmentsJsonSql,
+  storedAttachmentFromJson,
+  toAttachmentResponse,
+} from '../files/attachment.response';
 import { FileStorage } from '../files/file-storage';
 import { UploadedFileInfo } from '../files/multer-storage.engine';
 import { uploadMetadata } from '../files/upload-metadata';
@@ -29,6 +36,56 @@ export const ATTACHMENTS_PER_SUBMISSION_MAX = 50;
 /** TypeORM answers UPDATE and DELETE with [rows, affected count]. */
 type UpdateResult<T> = [T[], number];
 
+/** The late rule over the task row `t`, judged by the database clock. */
+const LATE_SQL = `(NOT t.allow_late_submission AND t.due_at IS NOT NULL AND t.due_at <= now())`;
+
+interface WriteRules {
+  late: boolean;
+  locked: boolean;
+}
+
+/** When both rules apply, LATE_SUBMISSION_CLOSED wins: unlocking would not help any more. */
+function assertWriteRules(rules: WriteRules): void {
+  if (rules.late) {
+    throw new AppError(
+      ErrorCode.LATE_SUBMISSION_CLOSED,
+      'The due time has passed and late submissions are closed',
+    );
+  }
+  if (rules.locked) {
+    throw new AppError(ErrorCode.TASK_LOCKED, 'Submit the tasks this one is blocked by first');
+  }
+}
+
+type UpsertRow = WriteRules & { [K in keyof Submission]: Submission[K] | null } & {
+  attachments: AttachmentJson[] | null;
+};
+
+/**
+ * PUT of the caller's submission as one prepared statement (its own transaction): the task row is
+ * share-locked while the rules are judged and the row is upserted, as `writeMine` does in a transaction (the
+ * lock rule for MEMBERs only). No row unless the caller is a member who may see the task; the submission
+ * columns are null when a rule refused the write.
+ */
+const UPSERT_MINE = new PreparedStatement<UpsertRow>(
+  'submissions.upsert_mine',
+  `WITH rules AS (
+     SELECT ${LATE_SQL} AS late, ${taskLockedSql('t', 'm.role', '$2')} AS locked
+       FROM tasks t
+       JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $2
+      WHERE t.id = $1 AND t.deleted_at IS NULL AND ${roleSeesTaskSql('t', 'm.role')}
+        FOR SHARE OF t
+   ), saved AS (
+     INSERT INTO submissions AS s (task_id, user_id, content)
+     SELECT $1::uuid, $2::uuid, $3::text FROM rules WHERE NOT rules.late AND NOT rules.locked
+     ON CONFLICT (task_id, user_id) DO UPDATE SET content = EXCLUDED.content, last_updated_at = now()
+     RETURNING ${SUBMISSION_COLUMNS}
+   )
+   SELECT rules.late, rules.locked, saved.*,
+          ${attachmentsJsonSql('submission_attachments', 'submission_id', 'saved.id')} AS attachments
+     FROM rules LEFT JOIN saved ON true`,
+);
+
 @Injectable()
 export class SubmissionsService {
   constructor(
@@ -47,17 +104,20 @@ export class SubmissionsService {
     return this.withAttachments(this.dataSource.manager, submission);
   }
 
-  /** One row per (task, user) whatever the concurrency: the unique constraint decides insert or update. */
+  /**
+   * One row per (task, user) whatever the concurrency: the unique constraint decides insert or update. One
+   * statement when the caller may see the task; otherwise AccessService tells why not (404, 403), and a
+   * task that became visible meanwhile is written by a second try.
+   */
   async upsertMine(taskId: string, userId: string, content: string | null): Promise<SubmissionResponse> {
-    return this.writeMine(taskId, userId, async (manager) => {
-      const [submission] = await manager.query<Submission[]>(
-        `INSERT INTO submissions AS s (task_id, user_id, content) VALUES ($1, $2, $3)
-         ON CONFLICT (task_id, user_id) DO UPDATE SET content = EXCLUDED.content, last_updated_at = now()
-         RETURNING ${SUBMISSION_COLUMNS}`,
-        [taskId, userId, content],
-      );
-      return this.withAttachments(manager, submission);
-    });
+    let [row] = await UPSERT_MINE.rows(this.dataSource, [taskId, userId, content]);
+    if (!row) {
+      await this.access.requireTaskAccess(taskId, userId);
+      [row] = await UPSERT_MINE.rows(this.dataSource, [taskId, userId, content]);
+      if (!row) throw AppError.notFound('Task');
+    }
+    assertWriteRules(row);
+    return toSubmissionResponse(row as Submission, (row.attachments ?? []).map(storedAttachmentFromJson));
   }
 
   /**
@@ -226,24 +286,15 @@ export class SubmissionsService {
     userId: string,
     lockApplies: boolean,
   ): Promise<void> {
-    const [rules] = await manager.query<{ late: boolean; locked: boolean }[]>(
-      `SELECT (NOT t.allow_late_submission AND t.due_at IS NOT NULL AND t.due_at <= now()) AS late,
-              ($3::boolean AND ${blockedForUserSql('t', '$2')}) AS locked
+    const [rules] = await manager.query<WriteRules[]>(
+      `SELECT ${LATE_SQL} AS late, ($3::boolean AND ${blockedForUserSql('t', '$2')}) AS locked
          FROM tasks t
         WHERE t.id = $1 AND t.deleted_at IS NULL
         FOR SHARE OF t`,
       [taskId, userId, lockApplies],
     );
     if (!rules) throw AppError.notFound('Task');
-    if (rules.late) {
-      throw new AppError(
-        ErrorCode.LATE_SUBMISSION_CLOSED,
-        'The due time has passed and late submissions are closed',
-      );
-    }
-    if (rules.locked) {
-      throw new AppError(ErrorCode.TASK_LOCKED, 'Submit the tasks this one is blocked by first');
-    }
+    assertWriteRules(rules);
   }
 
   private async withAttachments(manager: EntityManager, submission: Submission): Promise<SubmissionResponse> {

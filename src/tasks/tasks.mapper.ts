@@ -1,6 +1,6 @@
 import { MANAGER_ROLES } from '../classes/entities/class-member.entity';
 import { iso } from '../common/utils/time';
-import { toAttachmentResponse } from '../files/attachment.response';
+import { storedAttachmentFromJson, toAttachmentResponse } from '../files/attachment.response';
 import {
   MyTaskSummaryResponse,
   TaskDetailResponse,
@@ -62,9 +62,7 @@ export function toDetailResponse(row: TaskRow): TaskDetailResponse {
   return {
     ...toSummaryResponse(row),
     description: row.description,
-    attachments: (row.attachments ?? []).map((attachment) =>
-      toAttachmentResponse({ ...attachment, createdAt: new Date(attachment.createdAt) }),
-    ),
+    attachments: (row.attachments ?? []).map((json) => toAttachmentResponse(storedAttachmentFromJson(json))),
     stats: MANAGER_ROLES.includes(row.role)
       ? {
           memberCount: row.member_count,

@@ -1,6 +1,6 @@
 import { taskLockedSql } from '../access/task-rules.sql';
 import { ClassRole } from '../classes/entities/class-member.entity';
-import { StoredAttachment } from '../files/stored-attachment.entity';
+import { AttachmentJson, attachmentsJsonSql } from '../files/attachment.response';
 
 /** One task as the summary query answers it, with the caller's role, state and the counts. */
 export interface TaskRow {
@@ -34,9 +34,6 @@ export interface TaskRow {
   /** Aggregated only for a detail (JSON: `createdAt` is a string); null in lists. */
   attachments: AttachmentJson[] | null;
 }
-
-/** A task attachment as the detail statement aggregates it (JSON has no timestamps). */
-export type AttachmentJson = Omit<StoredAttachment, 'createdAt'> & { createdAt: string };
 
 export interface SummaryScope {
   /** Condition on `t` (tasks) and `m` (the caller's membership); `$1` is the caller's id. */
@@ -85,12 +82,7 @@ export function taskSummariesSql(scope: SummaryScope): string {
                : 'NULL::int'
            } AS viewed_count,
            ${
-             scope.detail
-               ? `(SELECT COALESCE(json_agg(json_build_object('id', a.id, 'fileKey', a.file_key,
-                           'originalName', a.original_name, 'mimeType', a.mime_type, 'sizeBytes', a.size_bytes::text,
-                           'createdAt', a.created_at) ORDER BY a.created_at, a.id), '[]')
-                    FROM task_attachments a WHERE a.task_id = st.id)`
-               : 'NULL::json'
+             scope.detail ? attachmentsJsonSql('task_attachments', 'task_id', 'st.id') : 'NULL::json'
            } AS attachments,
            us.viewed_at, us.tags, us.sort_order, ms.first_submitted_at AS submitted_at,
            ${taskLockedSql('st', 'st.role', '$1')} AS is_locked
