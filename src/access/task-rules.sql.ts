@@ -13,15 +13,15 @@ export const roleSeesTaskSql = (task: string, role: string): string =>
   `(${role} <> 'MEMBER' OR ${memberSeesTaskSql(task)})`;
 
 /**
- * Some task of `blocked_by` still exists (not deleted) and has no submission of the user. The blockers are
- * joined by primary key (`= ANY(array)` let the planner scan the whole tasks table once per task).
+ * Some task of `blocked_by` still exists (not deleted) and has no submission of the user. Each blocker is
+ * looked up by primary key in a scalar subquery, which the planner cannot turn into a scan of the whole
+ * tasks table per task (as it did for `= ANY(blocked_by)` and for a join).
  */
 export const blockedForUserSql = (task: string, userId: string): string =>
   `EXISTS (
      SELECT 1 FROM unnest(${task}.blocked_by) AS b(id)
-       JOIN tasks blocker ON blocker.id = b.id
-      WHERE blocker.deleted_at IS NULL
-        AND NOT EXISTS (SELECT 1 FROM submissions bs WHERE bs.task_id = blocker.id AND bs.user_id = ${userId}))`;
+      WHERE (SELECT blocker.deleted_at IS NULL FROM tasks blocker WHERE blocker.id = b.id)
+        AND NOT EXISTS (SELECT 1 FROM submissions bs WHERE bs.task_id = b.id AND bs.user_id = ${userId}))`;
 
 /** `isLocked` of CONTRACT §2: blocked for a MEMBER; never locked for OWNER and ADMIN. */
 export const taskLockedSql = (task: string, role: string, userId: string): string =>

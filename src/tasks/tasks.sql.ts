@@ -24,7 +24,7 @@ export interface TaskRow {
   role: ClassRole;
   member_count: number;
   submitted_count: number;
-  /** Counted only for a detail; null in lists. */
+  /** Counted only for a detail, and only for OWNER and ADMIN (stats); null otherwise. */
   viewed_count: number | null;
   viewed_at: Date | null;
   tags: string[] | null;
@@ -76,9 +76,9 @@ export function taskSummariesSql(scope: SummaryScope): string {
            COALESCE(mc.n, 0) AS member_count, sc.n AS submitted_count,
            ${
              scope.detail
-               ? `(SELECT count(*)::int FROM task_user_states v
+               ? `CASE WHEN st.role <> 'MEMBER' THEN (SELECT count(*)::int FROM task_user_states v
                      JOIN class_members vm ON vm.class_id = st.class_id AND vm.user_id = v.user_id
-                    WHERE v.task_id = st.id AND v.viewed_at IS NOT NULL)`
+                    WHERE v.task_id = st.id AND v.viewed_at IS NOT NULL) END`
                : 'NULL::int'
            } AS viewed_count,
            ${
