@@ -1,22 +1,13 @@
-import { iso } from '../common/utils/time';
 import { NotificationPrefDto } from './dto/notification-pref.dto';
 import { NotificationDto } from './dto/notification.response';
 import { NotificationChannelName, NotificationPref } from './entities/notification-pref.entity';
 import { Notification } from './entities/notification.entity';
 
+/** An inbox row; its timestamps are already the JSON strings (`isoSql`). */
 export type InboxRow = Pick<
   Notification,
-  | 'id'
-  | 'type'
-  | 'taskId'
-  | 'classId'
-  | 'taskTitle'
-  | 'className'
-  | 'title'
-  | 'content'
-  | 'readAt'
-  | 'createdAt'
->;
+  'id' | 'type' | 'taskId' | 'classId' | 'taskTitle' | 'className' | 'title' | 'content'
+> & { readAt: string | null; createdAt: string };
 
 export function toNotificationDto(row: InboxRow): NotificationDto {
   return {
@@ -28,8 +19,8 @@ export function toNotificationDto(row: InboxRow): NotificationDto {
     className: row.className,
     title: row.title,
     content: row.content,
-    readAt: iso(row.readAt),
-    createdAt: iso(row.createdAt)!,
+    readAt: row.readAt,
+    createdAt: row.createdAt,
   };
 }
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
+import { isoSql } from '../common/utils/time';
 import { PreparedStatement } from '../database/prepared-statement';
 import { ListNotificationsQuery } from './dto/list-notifications.query';
 import {
@@ -13,7 +14,8 @@ import {
 import { InboxRow, toNotificationDto } from './notifications.mapper';
 
 const INBOX_COLUMNS = `n.id, n.type, n.task_id AS "taskId", n.class_id AS "classId", n.task_title AS "taskTitle",
-  n.class_name AS "className", n.title, n.content, n.read_at AS "readAt", n.created_at AS "createdAt"`;
+  n.class_name AS "className", n.title, n.content, ${isoSql('n.read_at')} AS "readAt",
+  ${isoSql('n.created_at')} AS "createdAt"`;
 
 interface InboxPageRow extends InboxRow {
   unread_count: number;
@@ -39,14 +41,14 @@ function inboxPage(after: boolean, unreadOnly: boolean): PreparedStatement<Inbox
        FROM (SELECT count(*)::int AS unread_count FROM notifications
               WHERE user_id = $1 AND status = 'SENT' AND read_at IS NULL) u
        LEFT JOIN LATERAL (
-         SELECT ${INBOX_COLUMNS} FROM notifications n
+         SELECT ${INBOX_COLUMNS}, n.created_at AS sort_at FROM notifications n
           WHERE n.user_id = $1 AND n.status = 'SENT'
                 ${unreadOnly ? 'AND n.read_at IS NULL' : ''}
                 ${after ? 'AND (n.created_at, n.id) < (SELECT created_at, id FROM anchor)' : ''}
           ORDER BY n.created_at DESC, n.id DESC
           LIMIT $2
        ) p ON true
-      ORDER BY p."createdAt" DESC, p.id DESC`,
+      ORDER BY p.sort_at DESC, p.id DESC`,
   );
 }
 

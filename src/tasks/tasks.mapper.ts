@@ -1,5 +1,4 @@
 import { MANAGER_ROLES } from '../classes/entities/class-member.entity';
-import { iso } from '../common/utils/time';
 import { storedAttachmentFromJson, toAttachmentResponse } from '../files/attachment.response';
 import {
   MyTaskSummaryResponse,
@@ -9,19 +8,20 @@ import {
 } from './dto/task.response';
 import { TaskRow } from './tasks.sql';
 
+/** Timestamps already as JSON strings (`isoSql`). */
 export interface UserStateRow {
-  viewed_at: Date | null;
+  viewed_at: string | null;
   tags: string[] | null;
   sort_order: number | null;
-  submitted_at: Date | null;
+  submitted_at: string | null;
 }
 
 export function toUserStateResponse(row: UserStateRow): TaskUserStateResponse {
   return {
-    viewedAt: iso(row.viewed_at),
+    viewedAt: row.viewed_at,
     tags: row.tags ?? [],
     sortOrder: row.sort_order,
-    submittedAt: iso(row.submitted_at),
+    submittedAt: row.submitted_at,
   };
 }
 
@@ -37,18 +37,18 @@ export function toSummaryResponse(row: TaskRow): TaskSummaryResponse {
     classId: row.class_id,
     className: row.class_name,
     title: row.title,
-    startAt: iso(row.start_at),
-    dueAt: iso(row.due_at),
+    startAt: row.start_at,
+    dueAt: row.due_at,
     allowLateSubmission: row.allow_late_submission,
     blockedBy: row.blocked_by,
     createdBy: row.created_by,
-    createdAt: iso(row.created_at)!,
-    updatedAt: iso(row.updated_at)!,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
     submittedCount: row.submitted_count,
     memberCount: row.member_count,
     userState: userStateOf(row),
     isPublished: row.is_published,
-    publishedAt: iso(row.published_at),
+    publishedAt: row.published_at,
     sourceText: row.source_text,
     isLocked: row.is_locked,
   };

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AccessService } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
+import { isoSql } from '../common/utils/time';
 import { FileStorage } from '../files/file-storage';
 import { CreateDraftDto, CreateTaskDto, UpdateTaskDto, UpdateTaskStateDto } from './dto/task-write.dto';
 import { TaskDetailResponse, TaskUserStateResponse } from './dto/task.response';
@@ -179,7 +180,8 @@ export class TasksService {
            sort_order = CASE WHEN $5 THEN EXCLUDED.sort_order ELSE us.sort_order END
          RETURNING us.viewed_at, us.tags, us.sort_order
        )
-       SELECT saved.*, s.first_submitted_at AS submitted_at
+       SELECT ${isoSql('saved.viewed_at')} AS viewed_at, saved.tags, saved.sort_order,
+              ${isoSql('s.first_submitted_at')} AS submitted_at
          FROM saved LEFT JOIN submissions s ON s.task_id = $1 AND s.user_id = $2`,
       [taskId, userId, dto.tags ?? null, dto.sortOrder ?? null, dto.sortOrder !== undefined],
     );

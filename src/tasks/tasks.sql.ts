@@ -1,8 +1,12 @@
 import { taskLockedSql } from '../access/task-rules.sql';
 import { ClassRole } from '../classes/entities/class-member.entity';
+import { isoSql } from '../common/utils/time';
 import { AttachmentJson, attachmentsJsonSql } from '../files/attachment.response';
 
-/** One task as the summary query answers it, with the caller's role, state and the counts. */
+/**
+ * One task as the summary query answers it, with the caller's role, state and the counts; timestamps are
+ * already the JSON strings (`isoSql`).
+ */
 export interface TaskRow {
   id: string;
   class_id: string;
@@ -12,24 +16,24 @@ export interface TaskRow {
   /** Selected only for a detail; null in lists. */
   description: string | null;
   source_text: string | null;
-  start_at: Date | null;
-  due_at: Date | null;
+  start_at: string | null;
+  due_at: string | null;
   allow_late_submission: boolean;
   blocked_by: string[];
   created_by: string | null;
   is_published: boolean;
-  published_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
+  published_at: string | null;
+  created_at: string;
+  updated_at: string;
   role: ClassRole;
   member_count: number;
   submitted_count: number;
   /** Counted only for a detail, and only for OWNER and ADMIN (stats); null otherwise. */
   viewed_count: number | null;
-  viewed_at: Date | null;
+  viewed_at: string | null;
   tags: string[] | null;
   sort_order: number | null;
-  submitted_at: Date | null;
+  submitted_at: string | null;
   is_locked: boolean;
   /** Aggregated only for a detail (JSON: `createdAt` is a string); null in lists. */
   attachments: AttachmentJson[] | null;
@@ -72,7 +76,10 @@ export function taskSummariesSql(scope: SummaryScope): string {
       SELECT k.class_id, (SELECT count(*)::int FROM class_members cm WHERE cm.class_id = k.class_id) AS n
         FROM (SELECT DISTINCT class_id FROM scoped) k
     )
-    SELECT st.*, c.name AS class_name, c.color AS class_color,
+    SELECT st.id, st.class_id, st.title, st.description, st.source_text, ${isoSql('st.start_at')} AS start_at,
+           ${isoSql('st.due_at')} AS due_at, st.allow_late_submission, st.blocked_by, st.created_by,
+           st.is_published, ${isoSql('st.published_at')} AS published_at, ${isoSql('st.created_at')} AS created_at,
+           ${isoSql('st.updated_at')} AS updated_at, st.role, c.name AS class_name, c.color AS class_color,
            COALESCE(mc.n, 0) AS member_count, sc.n AS submitted_count,
            ${
              scope.detail
@@ -84,7 +91,8 @@ export function taskSummariesSql(scope: SummaryScope): string {
            ${
              scope.detail ? attachmentsJsonSql('task_attachments', 'task_id', 'st.id') : 'NULL::json'
            } AS attachments,
-           us.viewed_at, us.tags, us.sort_order, ms.first_submitted_at AS submitted_at,
+           ${isoSql('us.viewed_at')} AS viewed_at, us.tags, us.sort_order,
+           ${isoSql('ms.first_submitted_at')} AS submitted_at,
            ${taskLockedSql('st', 'st.role', '$1')} AS is_locked
       FROM scoped st
       JOIN classes c ON c.id = st.class_id
