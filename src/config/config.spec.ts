@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config';
 
@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       corsOrigins: true,
       logLevel: 'info',
       database: { url: null, poolSize: 10, migrationsRun: true },
+      passwordHashConcurrency: Math.max(1, availableParallelism() - 1),
       mail: { smtpUrl: null },
       captcha: { enabled: false, secret: null },
       ai: { provider: 'local', timeoutMs: 20000 },
@@ -63,6 +64,7 @@ describe('loadConfig', () => {
       DATABASE_POOL_SIZE: '3',
       MIGRATIONS_RUN: 'false',
       JWT_SECRET: 'x'.repeat(32),
+      PASSWORD_HASH_CONCURRENCY: '3',
       APP_URL: 'https://app.example/',
       SMTP_URL: 'smtps://user:pass@mail.example:465',
       MAIL_FROM: 'Tasks <tasks@example.com>',
@@ -93,6 +95,7 @@ describe('loadConfig', () => {
       logLevel: 'warn',
       database: { url: 'postgres://u:p@db:5432/app', poolSize: 3, migrationsRun: false },
       jwt: { secret: 'x'.repeat(32) },
+      passwordHashConcurrency: 3,
       mail: { smtpUrl: 'smtps://user:pass@mail.example:465', from: 'Tasks <tasks@example.com>' },
       captcha: { enabled: true, secret: 's3cret', verifyUrl: 'http://127.0.0.1:9/verify' },
       ai: {
@@ -130,6 +133,7 @@ describe('loadConfig', () => {
     ['MIGRATIONS_RUN', { MIGRATIONS_RUN: 'maybe' }],
     ['JWT_SECRET', { NODE_ENV: 'production' }],
     ['JWT_SECRET', { JWT_SECRET: 'short' }],
+    ['PASSWORD_HASH_CONCURRENCY', { PASSWORD_HASH_CONCURRENCY: '0' }],
     ['APP_URL', { APP_URL: 'ftp://app.example' }],
     ['SMTP_URL', { SMTP_URL: 'http://mail.example' }],
     ['CAPTCHA_ENABLED', { CAPTCHA_ENABLED: 'sometimes' }],

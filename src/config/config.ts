@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 
 /**
@@ -20,6 +21,8 @@ export interface AppConfig {
     migrationsRun: boolean;
   };
   jwt: { secret: string; expiresInSeconds: number };
+  /** bcrypt hashes computed at once by this instance; more wait for a free slot. */
+  passwordHashConcurrency: number;
   mail: { smtpUrl: string | null; from: string };
   captcha: { enabled: boolean; secret: string | null; verifyUrl: string };
   ai: {
@@ -67,7 +70,8 @@ function int(env: Env, name: string, fallback: number, min: number, max = Number
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
   const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  if (value < min || value > max)
+    throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
   return value;
 }
 
@@ -100,7 +104,10 @@ function reminderHours(env: Env): number[] {
   const parts = raw.split(',').map((part) => part.trim());
   const hours = parts.map(Number);
   if (parts.some((part) => part === '') || hours.some((h) => !Number.isFinite(h) || h <= 0)) {
-    throw new ConfigError('REMINDER_HOURS_BEFORE_DUE', `must be comma-separated positive hours, got "${raw}"`);
+    throw new ConfigError(
+      'REMINDER_HOURS_BEFORE_DUE',
+      `must be comma-separated positive hours, got "${raw}"`,
+    );
   }
   return [...new Set(hours)].sort((a, b) => b - a);
 }
@@ -158,6 +165,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
       migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
     },
     jwt: { secret: jwtSecret ?? devJwtSecret(dataDir), expiresInSeconds: 7 * 24 * 60 * 60 },
+    // One CPU stays for the event loop and the database whatever the rate of logins.
+    passwordHashConcurrency: int(
+      env,
+      'PASSWORD_HASH_CONCURRENCY',
+      Math.max(1, availableParallelism() - 1),
+      1,
+      64,
+    ),
     mail: { smtpUrl: url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']), from: mailFrom },
     captcha: {
       enabled: bool(env, 'CAPTCHA_ENABLED', false),
