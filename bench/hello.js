@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /*
  * The framework floor on this machine: the same tiny JSON endpoint served by bare node:http, bare Express,
- * bare NestJS + Express, and NestJS with the layers the service adds (helmet + CORS, pino-http logging, the
- * bootstrap settings and validation pipe). Each server runs in its own process; autocannon -c 32 drives
- * GET /hello, `rounds` rounds, median req/s.
+ * bare NestJS + Express, and NestJS with the layers the service adds (see lib/hello-server.js). Each server
+ * runs in its own process; autocannon -c 32 drives GET /hello in `rounds` rounds (every kind once per
+ * round); the table shows median req/s, latency, the server's CPU time per request and the share of bare
+ * node:http in the same round.
  *
  *   node bench/hello.js [--quick]
  *
@@ -15,9 +16,9 @@ const { join } = require('node:path');
 const { onCleanup, runMain } = require('./lib/cleanup');
 const { load, median } = require('./lib/load');
 const { table, fixed, percent } = require('./lib/report');
-const { ROOT, buildIfNeeded, freePort } = require('./lib/server');
+const { ROOT, buildIfNeeded, cpuMsOf, freePort } = require('./lib/server');
 
-const KINDS = ['node', 'express', 'nest', 'nest+helmet', 'nest+pino', 'nest+all'];
+const KINDS = ['node', 'express', 'nest', 'nest+helmet', 'nest+pino-http', 'nest+log', 'nest+stack'];
 
 async function startHello(kind) {
   const port = await freePort();
@@ -36,7 +37,7 @@ async function startHello(kind) {
     child.stdio[3].once('data', resolve);
     child.once('exit', (code) => reject(new Error(`hello server ${kind} exited with ${code}`)));
   });
-  return { port, stop };
+  return { port, pid: child.pid, stop };
 }
 
 /** Answers { results: {kind: {rps, p50, p99}}, table } with the share of bare node:http. */
@@ -47,10 +48,12 @@ async function measureFloor({ rounds = 3, duration = 5, connections = 32, log = 
       const server = await startHello(kind);
       try {
         await load(server.port, [{ path: '/hello' }], { connections: 8, duration: 1 });
+        const cpuBefore = cpuMsOf(server.pid);
         const result = await load(server.port, [{ path: '/hello' }], { connections, duration });
+        result.cpuMicros = ((cpuMsOf(server.pid) - cpuBefore) * 1000) / result.total;
         if (result.non2xx || result.errors) throw new Error(`${kind}: ${result.non2xx} non-2xx, ${result.errors} errors`);
         runs[kind].push(result);
-        log(`round ${round} ${kind}: ${result.rps.toFixed(0)} req/s`);
+        log(`round ${round} ${kind}: ${result.rps.toFixed(0)} req/s, ${result.cpuMicros.toFixed(0)} µs CPU/req`);
       } finally {
         await server.stop();
       }
@@ -64,14 +67,18 @@ async function measureFloor({ rounds = 3, duration = 5, connections = 32, log = 
         p50: median(runs[kind].map((r) => r.p50)),
         p99: median(runs[kind].map((r) => r.p99)),
         ratio: median(runs[kind].map((r, i) => r.rps / runs.node[i].rps)),
+        cpuMicros: median(runs[kind].map((r) => r.cpuMicros)),
       },
     ]),
   );
   return {
     results,
     table: table(
-      ['server', 'req/s', 'p50 ms', 'p99 ms', 'vs node:http'],
-      KINDS.map((kind) => [kind, fixed(results[kind].rps), fixed(results[kind].p50, 1), fixed(results[kind].p99, 1), percent(results[kind].ratio)]),
+      ['server', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'vs node:http'],
+      KINDS.map((kind) => {
+        const r = results[kind];
+        return [kind, fixed(r.rps), fixed(r.p50, 1), fixed(r.p99, 1), fixed(r.cpuMicros), percent(r.ratio)];
+      }),
     ),
   };
 }

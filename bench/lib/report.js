@@ -21,6 +21,9 @@ function machine() {
   };
 }
 
+/** The 1, 5 and 15 minute load averages: other work on the machine shows here. */
+const loadAverage = () => os.loadavg().map((n) => n.toFixed(2)).join(' / ');
+
 /** A Markdown table; `rows` are arrays of cells, already formatted. */
 function table(header, rows) {
   const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => String(row[i]).length)));
@@ -31,4 +34,4 @@ function table(header, rows) {
 const fixed = (value, digits = 0) => (value === null || value === undefined ? 'n/a' : Number(value).toFixed(digits));
 const percent = (ratio) => (ratio === null || ratio === undefined ? '' : `${(ratio * 100).toFixed(0)}%`);
 
-module.exports = { machine, table, fixed, percent };
+module.exports = { machine, loadAverage, table, fixed, percent };

@@ -153,4 +153,34 @@ async function throughputRounds(server, scenarios, { rounds, duration, connectio
   );
 }
 
-module.exports = { timeExport, measureFanout, statementsPerRequest, throughputRounds };
+/**
+ * Other requests at a steady `rate` (autocannon overallRate, latencies corrected for coordinated omission)
+ * for `duration` s, then the same again while `logins` are sent at `floodRate`; `rounds` pairs. Answers
+ * per pair the steady load's results before and during, the event-loop delay of both, and the flood's.
+ */
+async function loginFlood(server, { others, logins, rate = 100, floodRate = 100, duration = 10, rounds = 1, log = () => {} }) {
+  const steady = { connections: 10, duration, overallRate: rate };
+  const pairs = [];
+  for (let round = 1; round <= rounds; round += 1) {
+    await server.probe.resetDelay();
+    const before = await load(server.port, others, steady);
+    const delayBefore = await server.probe.delay();
+    await server.probe.resetDelay();
+    const [during, flood] = await Promise.all([
+      load(server.port, others, steady),
+      load(server.port, logins, { connections: 100, duration, overallRate: floodRate }),
+    ]);
+    const delayDuring = await server.probe.delay();
+    pairs.push({ before, during, flood, delayBefore, delayDuring, ratio: during.p99 / before.p99 });
+    log(
+      `login flood ${round}: others p99 ${before.p99} → ${during.p99} ms, ${during.rps.toFixed(0)}/s; ` +
+        `event-loop delay p99 ${delayBefore.p99} → ${delayDuring.p99} ms; logins ${flood.rps.toFixed(0)}/s ` +
+        `${JSON.stringify(flood.statusCodes)}, ${flood.timeouts} timeouts`,
+    );
+    // Logins still queued when the flood's clients gave up finish before the next pair starts.
+    await sleep(3000);
+  }
+  return pairs;
+}
+
+module.exports = { timeExport, measureFanout, statementsPerRequest, throughputRounds, loginFlood };

@@ -159,4 +159,4 @@ async function startServer({ databaseUrl, heapMb = null, env = {}, nodeArgs = []
   };
 }
 
-module.exports = { ROOT, TMP_DIR, buildIfNeeded, cpuBetween, cpuSnapshot, freePort, rssOf, sleep, startServer };
+module.exports = { ROOT, TMP_DIR, buildIfNeeded, cpuMsOf, cpuSnapshot, freePort, rssOf, sleep, startServer };
