@@ -23,17 +23,18 @@ interface InboxPageRow extends InboxRow {
 }
 
 /**
- * One page of the inbox (`$2` rows), the unread count and, after a cursor (`$3`), whether the cursor names a
- * SENT notification of the caller: one prepared statement per variant (separate texts keep the keyset range
- * an index condition in every plan).
+ * One page of the inbox (`rows` rows), the unread count and, after a cursor (`$2`), whether the cursor names
+ * a SENT notification of the caller: one prepared statement per variant and page size. Separate texts keep
+ * the keyset range an index condition, and a literal LIMIT lets PostgreSQL keep one generic plan (with
+ * `LIMIT $n` it planned the first page anew on every call).
  */
-function inboxPage(after: boolean, unreadOnly: boolean): PreparedStatement<InboxPageRow> {
+function inboxPage(after: boolean, unreadOnly: boolean, rows: number): PreparedStatement<InboxPageRow> {
   return new PreparedStatement<InboxPageRow>(
-    `notifications.inbox_${after ? 'after' : 'first'}_${unreadOnly ? 'unread' : 'all'}`,
+    `notifications.inbox_${after ? 'after' : 'first'}_${unreadOnly ? 'unread' : 'all'}_${rows}`,
     `${
       after
         ? `WITH anchor AS (
-             SELECT c.created_at, c.id FROM notifications c WHERE c.id = $3 AND c.user_id = $1 AND c.status = 'SENT'
+             SELECT c.created_at, c.id FROM notifications c WHERE c.id = $2 AND c.user_id = $1 AND c.status = 'SENT'
            )`
         : ''
     }
@@ -46,16 +47,24 @@ function inboxPage(after: boolean, unreadOnly: boolean): PreparedStatement<Inbox
                 ${unreadOnly ? 'AND n.read_at IS NULL' : ''}
                 ${after ? 'AND (n.created_at, n.id) < (SELECT created_at, id FROM anchor)' : ''}
           ORDER BY n.created_at DESC, n.id DESC
-          LIMIT $2
+          LIMIT ${rows}
        ) p ON true
       ORDER BY p.sort_at DESC, p.id DESC`,
   );
 }
 
-/** By [after a cursor][unreadOnly]. */
-const INBOX_PAGES = [false, true].map((after) =>
-  [false, true].map((unreadOnly) => inboxPage(after, unreadOnly)),
-);
+/** Made on first use: at most 4 variants × 50 page sizes. */
+const inboxPages = new Map<string, PreparedStatement<InboxPageRow>>();
+
+function inboxPageFor(after: boolean, unreadOnly: boolean, rows: number): PreparedStatement<InboxPageRow> {
+  const key = `${after}_${unreadOnly}_${rows}`;
+  let page = inboxPages.get(key);
+  if (!page) {
+    page = inboxPage(after, unreadOnly, rows);
+    inboxPages.set(key, page);
+  }
+  return page;
+}
 
 /** The caller's inbox: SENT notifications only. */
 @Injectable()
@@ -68,8 +77,9 @@ export class NotificationsService {
    */
   async list(userId: string, query: ListNotificationsQuery): Promise<NotificationPageDto> {
     const { limit, cursor, unreadOnly } = query;
-    const page = INBOX_PAGES[Number(Boolean(cursor))][Number(unreadOnly)];
-    const rows = await page.rows(this.dataSource, [userId, limit + 1, ...(cursor ? [cursor] : [])]);
+    // One row more than asked tells whether there is a next page.
+    const page = inboxPageFor(Boolean(cursor), unreadOnly, limit + 1);
+    const rows = await page.rows(this.dataSource, cursor ? [userId, cursor] : [userId]);
     if (cursor && !rows[0].cursor_found) {
       throw AppError.validation('cursor does not name a notification of yours');
     }
