@@ -38,7 +38,7 @@ function install(probePort) {
     const current = scope.getStore();
     if (current && current === recording) {
       current.statements += 1;
-      const text = (typeof config === 'string' ? config : String(config && config.text)).replace(/\s+/g, ' ').trim();
+      const text = typeof config === 'string' ? config : String(config && config.text);
       current.texts.set(text, (current.texts.get(text) ?? 0) + 1);
     }
     return query.call(this, config, ...rest);
