@@ -51,9 +51,12 @@ async function measureFloor({ rounds = 3, duration = 5, connections = 32, log = 
         const cpuBefore = cpuMsOf(server.pid);
         const result = await load(server.port, [{ path: '/hello' }], { connections, duration });
         result.cpuMicros = ((cpuMsOf(server.pid) - cpuBefore) * 1000) / result.total;
-        if (result.non2xx || result.errors) throw new Error(`${kind}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+        if (result.non2xx || result.errors)
+          throw new Error(`${kind}: ${result.non2xx} non-2xx, ${result.errors} errors`);
         runs[kind].push(result);
-        log(`round ${round} ${kind}: ${result.rps.toFixed(0)} req/s, ${result.cpuMicros.toFixed(0)} µs CPU/req`);
+        log(
+          `round ${round} ${kind}: ${result.rps.toFixed(0)} req/s, ${result.cpuMicros.toFixed(0)} µs CPU/req`,
+        );
       } finally {
         await server.stop();
       }

@@ -24,7 +24,13 @@ const { runMain } = require('./lib/cleanup');
 const { createDatabase, withClient } = require('./lib/db');
 const { load, median } = require('./lib/load');
 const { fixed, loadAverage, machine, percent, table } = require('./lib/report');
-const { loginFlood, measureFanout, statementsPerRequest, throughputRounds, timeExport } = require('./lib/scenarios');
+const {
+  loginFlood,
+  measureFanout,
+  statementsPerRequest,
+  throughputRounds,
+  timeExport,
+} = require('./lib/scenarios');
 const { seedMain, seedRoster } = require('./lib/seed');
 const { ROOT, TMP_DIR, buildIfNeeded, sleep, startServer } = require('./lib/server');
 const { bearer } = require('./lib/tokens');
@@ -33,7 +39,10 @@ const { cycle, throughputScenarios } = require('./lib/workloads');
 const SECTIONS = ['floor', 'counts', 'throughput', 'login', 'export', 'fanout', 'large'];
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(`--${name}`);
-const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const only = args
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 if (only && !only.every((s) => SECTIONS.includes(s))) {
   console.error(`--only takes ${SECTIONS.join(',')}`);
   process.exit(2);
@@ -96,9 +105,11 @@ async function countsSection(server, data) {
 
 async function throughputSection(server, scenarios) {
   const sql = {};
-  for (const scenario of scenarios) sql[scenario.key] = (await statementsPerRequest(server, scenario.variants)).perRequest;
+  for (const scenario of scenarios)
+    sql[scenario.key] = (await statementsPerRequest(server, scenario.variants)).perRequest;
   log(`throughput: ${ROUNDS} round(s) of ${scenarios.length} scenarios, -c ${CONNECTIONS} -d ${DURATION}`);
-  for (const scenario of scenarios) await load(server.port, scenario.variants, { connections: 8, duration: 1 });
+  for (const scenario of scenarios)
+    await load(server.port, scenario.variants, { connections: 8, duration: 1 });
   const results = await throughputRounds(server, scenarios, {
     rounds: ROUNDS,
     duration: DURATION,
@@ -178,13 +189,24 @@ async function exportSection(server, data) {
   const auth = bearer(data.owner.id);
   const runs = [];
   for (let i = 0; i < EXPORTS; i += 1) {
-    runs.push(await timeExport(server, { taskId: data.big.taskId, warmUpTaskId: data.roster10.taskId, auth, members: 10_000 }));
+    runs.push(
+      await timeExport(server, {
+        taskId: data.big.taskId,
+        warmUpTaskId: data.roster10.taskId,
+        auth,
+        members: 10_000,
+      }),
+    );
   }
   const ms = median(runs.map((r) => r.ms));
   const growth = Math.max(...runs.map((r) => r.rssGrowth));
-  const sql = await statementsPerRequest(server, [{ path: `/tasks/${data.big.taskId}/submissions/export`, headers: { authorization: auth } }], {
-    count: 1,
-  });
+  const sql = await statementsPerRequest(
+    server,
+    [{ path: `/tasks/${data.big.taskId}/submissions/export`, headers: { authorization: auth } }],
+    {
+      count: 1,
+    },
+  );
   row('export of 10,000 members (CSV)', {
     sql: sql.perRequest,
     result:
@@ -222,7 +244,10 @@ async function mainServerSections(info) {
     withProbe: true,
     logFile: flag('logs') ? join(TMP_DIR, 'server.log') : undefined,
   });
-  info.postgres = await withClient(db.url, async (c) => (await c.query('SHOW server_version')).rows[0].server_version);
+  info.postgres = await withClient(
+    db.url,
+    async (c) => (await c.query('SHOW server_version')).rows[0].server_version,
+  );
   log('seeding');
   const seedStarted = Date.now();
   const data = await withClient(db.url, async (c) => {
@@ -246,7 +271,9 @@ async function mainServerSections(info) {
 }
 
 async function largeExportSection() {
-  log(`export of ${LARGE_EXPORT_MEMBERS.toLocaleString('en')} members, server under --max-old-space-size=128`);
+  log(
+    `export of ${LARGE_EXPORT_MEMBERS.toLocaleString('en')} members, server under --max-old-space-size=128`,
+  );
   const db = await createDatabase();
   const server = await startServer({ databaseUrl: db.url, heapMb: 128 });
   const data = await withClient(db.url, async (c) => {
@@ -272,7 +299,18 @@ async function largeExportSection() {
 }
 
 function render(info, floor) {
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'vs /health/live', 'SQL/req', 'CPU µs/req node + PG', 'result', 'target', 'met'];
+  const header = [
+    'scenario',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'vs /health/live',
+    'SQL/req',
+    'CPU µs/req node + PG',
+    'result',
+    'target',
+    'met',
+  ];
   const cell = (value, digits = 0) => (value === undefined || value === null ? '' : fixed(value, digits));
   const body = rows.map((r) => [
     r.scenario,
@@ -297,14 +335,22 @@ function render(info, floor) {
     '',
     table(header, body),
   ];
-  if (floor) parts.push('', 'Framework floor (`node bench/hello.js`): the same `{"status":"ok"}` endpoint, -c 32, median of 3 rounds.', '', floor.table);
+  if (floor)
+    parts.push(
+      '',
+      'Framework floor (`node bench/hello.js`): the same `{"status":"ok"}` endpoint, -c 32, median of 3 rounds.',
+      '',
+      floor.table,
+    );
   return parts.join('\n');
 }
 
 /** Replaces the generated part of bench/results.md; the hand-written findings below the marker stay. */
 function writeResults(report) {
   const previous = existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : '';
-  const findings = previous.includes(FINDINGS_MARKER) ? previous.slice(previous.indexOf(FINDINGS_MARKER)) : `${FINDINGS_MARKER}\n`;
+  const findings = previous.includes(FINDINGS_MARKER)
+    ? previous.slice(previous.indexOf(FINDINGS_MARKER))
+    : `${FINDINGS_MARKER}\n`;
   writeFileSync(
     RESULTS,
     `# Benchmark results\n\nGenerated by \`npm run bench\` (bench/run.js); bench/README.md explains how to read it.\n\n${report}\n\n${findings}`,

@@ -32,7 +32,11 @@ async function nest(layers) {
       return { status: 'ok' };
     }
   }
-  Get()(HelloController.prototype, 'hello', Object.getOwnPropertyDescriptor(HelloController.prototype, 'hello'));
+  Get()(
+    HelloController.prototype,
+    'hello',
+    Object.getOwnPropertyDescriptor(HelloController.prototype, 'hello'),
+  );
   Controller('hello')(HelloController);
   const imports = [];
   if (layers.includes('pino-http')) {
@@ -43,7 +47,8 @@ async function nest(layers) {
         pinoHttp: {
           level: 'info',
           genReqId: requestId,
-          customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+          customLogLevel: (_req, res, err) =>
+            err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
           serializers: {
             req: (req) => ({ id: req.id, method: req.method, url: req.url }),
             res: (res) => ({ statusCode: res.statusCode }),
@@ -85,7 +90,10 @@ const servers = {
   node: () =>
     require('node:http')
       .createServer((req, res) => {
-        res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(BODY) });
+        res.writeHead(200, {
+          'Content-Type': 'application/json; charset=utf-8',
+          'Content-Length': Buffer.byteLength(BODY),
+        });
         res.end(BODY);
       })
       .listen(port, '127.0.0.1', ready),

@@ -28,7 +28,8 @@ function install(probePort) {
 
   const emit = http.Server.prototype.emit;
   http.Server.prototype.emit = function (event, ...args) {
-    if (event !== 'request' || recording === null || this === probeServer) return emit.call(this, event, ...args);
+    if (event !== 'request' || recording === null || this === probeServer)
+      return emit.call(this, event, ...args);
     recording.requests += 1;
     return scope.run(recording, () => emit.call(this, event, ...args));
   };

@@ -22,7 +22,11 @@ function machine() {
 }
 
 /** The 1, 5 and 15 minute load averages: other work on the machine shows here. */
-const loadAverage = () => os.loadavg().map((n) => n.toFixed(2)).join(' / ');
+const loadAverage = () =>
+  os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' / ');
 
 /** A Markdown table; `rows` are arrays of cells, already formatted. */
 function table(header, rows) {
@@ -31,7 +35,8 @@ function table(header, rows) {
   return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
-const fixed = (value, digits = 0) => (value === null || value === undefined ? 'n/a' : Number(value).toFixed(digits));
+const fixed = (value, digits = 0) =>
+  value === null || value === undefined ? 'n/a' : Number(value).toFixed(digits);
 const percent = (ratio) => (ratio === null || ratio === undefined ? '' : `${(ratio * 100).toFixed(0)}%`);
 
 module.exports = { machine, loadAverage, table, fixed, percent };

@@ -66,17 +66,21 @@ async function measureFanout(server, databaseUrl, { classId, auth, recipients, p
       for (;;) {
         const {
           rows: [{ n }],
-        } = await db.query(`SELECT count(*)::int AS n FROM notifications WHERE task_id = $1 AND status = 'SENT'`, [
-          created.body.id,
-        ]);
+        } = await db.query(
+          `SELECT count(*)::int AS n FROM notifications WHERE task_id = $1 AND status = 'SENT'`,
+          [created.body.id],
+        );
         if (n >= recipients) break;
-        if (performance.now() - started > 60_000) throw new Error(`only ${n} of ${recipients} inbox rows after 60 s`);
+        if (performance.now() - started > 60_000)
+          throw new Error(`only ${n} of ${recipients} inbox rows after 60 s`);
         await sleep(20);
       }
       const inboxMs = performance.now() - started;
       calls.push(callMs);
       inbox.push(inboxMs);
-      log(`publish ${i}: call ${callMs.toFixed(0)} ms, ${recipients} inbox rows after ${inboxMs.toFixed(0)} ms`);
+      log(
+        `publish ${i}: call ${callMs.toFixed(0)} ms, ${recipients} inbox rows after ${inboxMs.toFixed(0)} ms`,
+      );
     }
     return {
       callP50: percentile(calls, 50),
@@ -112,7 +116,11 @@ async function statementsPerRequest(server, variants, { count = 10, expected = 2
  * machine spreads over all of them). Answers per scenario key the runs and their medians; the ratio is the
  * median of each round's ratio to the reference scenario of that round.
  */
-async function throughputRounds(server, scenarios, { rounds, duration, connections, referenceKey, log = () => {} }) {
+async function throughputRounds(
+  server,
+  scenarios,
+  { rounds, duration, connections, referenceKey, log = () => {} },
+) {
   const runs = Object.fromEntries(scenarios.map((s) => [s.key, []]));
   for (let round = 1; round <= rounds; round += 1) {
     for (const scenario of scenarios) {
@@ -158,7 +166,10 @@ async function throughputRounds(server, scenarios, { rounds, duration, connectio
  * for `duration` s, then the same again while `logins` are sent at `floodRate`; `rounds` pairs. Answers
  * per pair the steady load's results before and during, the event-loop delay of both, and the flood's.
  */
-async function loginFlood(server, { others, logins, rate = 100, floodRate = 100, duration = 10, rounds = 1, log = () => {} }) {
+async function loginFlood(
+  server,
+  { others, logins, rate = 100, floodRate = 100, duration = 10, rounds = 1, log = () => {} },
+) {
   const steady = { connections: 10, duration, overallRate: rate };
   const pairs = [];
   for (let round = 1; round <= rounds; round += 1) {

@@ -216,9 +216,29 @@ async function seedMain(db) {
     await createTasks(db, small, owner.id, 3);
     await createTasks(db, large, owner.id, 300);
 
-    const roster10 = await createRosterClass(db, { ownerId: owner.id, prefix: 'r10-', members: 9, schoolId: school.id, passwordHash, attachments: 3 });
-    const roster300 = await createRosterClass(db, { ownerId: owner.id, prefix: 'r300-', members: 299, schoolId: school.id, passwordHash, attachments: 90 });
-    const big = await createRosterClass(db, { ownerId: owner.id, prefix: 'm', members: 10_000, schoolId: school.id, passwordHash });
+    const roster10 = await createRosterClass(db, {
+      ownerId: owner.id,
+      prefix: 'r10-',
+      members: 9,
+      schoolId: school.id,
+      passwordHash,
+      attachments: 3,
+    });
+    const roster300 = await createRosterClass(db, {
+      ownerId: owner.id,
+      prefix: 'r300-',
+      members: 299,
+      schoolId: school.id,
+      passwordHash,
+      attachments: 90,
+    });
+    const big = await createRosterClass(db, {
+      ownerId: owner.id,
+      prefix: 'm',
+      members: 10_000,
+      schoolId: school.id,
+      passwordHash,
+    });
 
     await markNotified(db);
     const writable = await all(
@@ -250,7 +270,9 @@ async function seedMain(db) {
  * a measurement (publications made during the bench are still announced).
  */
 async function markNotified(db) {
-  await db.query(`INSERT INTO notification_task_publications (task_id) SELECT id FROM tasks WHERE is_published`);
+  await db.query(
+    `INSERT INTO notification_task_publications (task_id) SELECT id FROM tasks WHERE is_published`,
+  );
   await db.query(
     `INSERT INTO notification_task_reminders (task_id, hours_before, due_at)
      SELECT t.id, h, t.due_at FROM tasks t CROSS JOIN unnest($1::float8[]) h WHERE t.is_published AND t.due_at IS NOT NULL`,
@@ -264,8 +286,20 @@ async function seedRoster(db, members) {
   return inTransaction(db, async () => {
     const school = await one(db, `INSERT INTO schools (name) VALUES ('Bench School') RETURNING id`);
     const [owner] = await createUsers(db, 'owner', 1, { schoolId: school.id, passwordHash, personal: true });
-    const roster = await createRosterClass(db, { ownerId: owner.id, prefix: 'm', members, schoolId: school.id, passwordHash });
-    const tiny = await createRosterClass(db, { ownerId: owner.id, prefix: 'w', members: 3, schoolId: school.id, passwordHash });
+    const roster = await createRosterClass(db, {
+      ownerId: owner.id,
+      prefix: 'm',
+      members,
+      schoolId: school.id,
+      passwordHash,
+    });
+    const tiny = await createRosterClass(db, {
+      ownerId: owner.id,
+      prefix: 'w',
+      members: 3,
+      schoolId: school.id,
+      passwordHash,
+    });
     await markNotified(db);
     return { owner, ...roster, warmUpTaskId: tiny.taskId };
   });
@@ -277,7 +311,12 @@ async function seedFanout(db, members) {
   return inTransaction(db, async () => {
     const [owner] = await createUsers(db, 'owner', 1, { schoolId: null, passwordHash, personal: true });
     const users = await createUsers(db, 'm', members, { schoolId: null, passwordHash });
-    const classId = await createClass(db, 'Fan-out class', owner.id, users.map((u) => ({ id: u.id, role: 'MEMBER' })));
+    const classId = await createClass(
+      db,
+      'Fan-out class',
+      owner.id,
+      users.map((u) => ({ id: u.id, role: 'MEMBER' })),
+    );
     return { owner, classId };
   });
 }

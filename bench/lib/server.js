@@ -96,7 +96,14 @@ function cpuBetween(before, after) {
  * logging stays at LOG_LEVEL=info, so every request still writes its line).
  * Answers { port, pid, probe, stop() }; the server is stopped at clean-up at the latest.
  */
-async function startServer({ databaseUrl, heapMb = null, env = {}, nodeArgs = [], withProbe = false, logFile } = {}) {
+async function startServer({
+  databaseUrl,
+  heapMb = null,
+  env = {},
+  nodeArgs = [],
+  withProbe = false,
+  logFile,
+} = {}) {
   const port = await freePort();
   const probePort = withProbe ? await freePort() : null;
   const dataDir = mkdtempSync(join(tmpdir(), 'cts-bench-'));

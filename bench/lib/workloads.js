@@ -18,7 +18,10 @@ function throughputScenarios(data) {
       key: 'task',
       name: 'GET /tasks/:taskId as MEMBER',
       target: { ratio: 0.3, p99: 100 },
-      variants: cycle(members, 190, (user, i) => ({ path: `/tasks/${taskIds[(i * 7) % taskIds.length]}`, headers: auth(user) })),
+      variants: cycle(members, 190, (user, i) => ({
+        path: `/tasks/${taskIds[(i * 7) % taskIds.length]}`,
+        headers: auth(user),
+      })),
     },
     {
       key: 'classTasks',
@@ -30,7 +33,10 @@ function throughputScenarios(data) {
       key: 'inbox1',
       name: 'GET /users/me/notifications page 1',
       target: { ratio: 0.2 },
-      variants: [data.owner, data.admin, ...members].map((user) => ({ path: '/users/me/notifications', headers: auth(user) })),
+      variants: [data.owner, data.admin, ...members].map((user) => ({
+        path: '/users/me/notifications',
+        headers: auth(user),
+      })),
     },
     {
       key: 'inbox15',
