@@ -57,8 +57,14 @@ export class TaskReader {
     private readonly access: AccessService,
   ) {}
 
+  /**
+   * One statement for a member: the list only has rows of classes the caller belongs to, so AccessService is
+   * asked (404 no class, 403 not a member) only when it is empty.
+   */
   async listForClass(classId: string, userId: string): Promise<TaskSummaryResponse[]> {
-    return (await LIST_FOR_CLASS.rows(this.dataSource, [userId, classId])).map(toSummaryResponse);
+    const rows = await LIST_FOR_CLASS.rows(this.dataSource, [userId, classId]);
+    if (rows.length === 0) await this.access.requireClassRole(classId, userId);
+    return rows.map(toSummaryResponse);
   }
 
   /** Across all the caller's classes. */

@@ -80,7 +80,7 @@ export function taskSummariesSql(scope: SummaryScope): string {
            ${isoSql('st.due_at')} AS due_at, st.allow_late_submission, st.blocked_by, st.created_by,
            st.is_published, ${isoSql('st.published_at')} AS published_at, ${isoSql('st.created_at')} AS created_at,
            ${isoSql('st.updated_at')} AS updated_at, st.role, c.name AS class_name, c.color AS class_color,
-           COALESCE(mc.n, 0) AS member_count, sc.n AS submitted_count,
+           COALESCE(mc.n, 0) AS member_count, COALESCE(sc.submitted_count, 0) AS submitted_count,
            ${
              scope.detail
                ? `CASE WHEN st.role <> 'MEMBER' THEN (SELECT count(*)::int FROM task_user_states v
@@ -97,13 +97,9 @@ export function taskSummariesSql(scope: SummaryScope): string {
       FROM scoped st
       JOIN classes c ON c.id = st.class_id
       LEFT JOIN member_counts mc ON mc.class_id = st.class_id
-      -- Per task through the (task_id, user_id) index, whatever the planner's row estimates say.
-      CROSS JOIN LATERAL (
-        SELECT count(*)::int AS n
-          FROM submissions s
-          JOIN class_members cm ON cm.class_id = st.class_id AND cm.user_id = s.user_id
-         WHERE s.task_id = st.id
-      ) sc
+      -- Kept by triggers (migration TaskSubmissionCounts): counting members' submissions here cost more than
+      -- the rest of a list.
+      LEFT JOIN task_submission_counts sc ON sc.task_id = st.id
       LEFT JOIN task_user_states us ON us.task_id = st.id AND us.user_id = $1
       LEFT JOIN submissions ms ON ms.task_id = st.id AND ms.user_id = $1
      ORDER BY ${scope.order('st')}`;
