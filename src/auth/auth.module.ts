@@ -11,6 +11,7 @@ import { AccountController } from './account.controller';
 import { AccountsCleanupService } from './accounts-cleanup.service';
 import { AuthController } from './auth.controller';
 import { AuthTokensService } from './auth-tokens.service';
+import { AuthUserCacheModule } from './auth-user.cache';
 import { CaptchaService } from './captcha.service';
 import { CredentialsService } from './credentials.service';
 import { EmailChangeService } from './email-change.service';
@@ -37,6 +38,7 @@ import { AccountThrottlerGuard, throttlerOptions } from './throttling/auth-throt
     ThrottlerModule.forRootAsync({ inject: [getDataSourceToken()], useFactory: throttlerOptions }),
     UsersModule,
     MailModule,
+    AuthUserCacheModule,
   ],
   controllers: [AuthController, AccountController],
   providers: [

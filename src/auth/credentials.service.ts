@@ -5,6 +5,7 @@ import { AppError, ErrorCode } from '../common/errors/app-error';
 import { AccountMailService } from '../mail/account-mail.service';
 import { UsersService } from '../users/users.service';
 import { AuthTokensService, invalidToken } from './auth-tokens.service';
+import { AuthUserCache } from './auth-user.cache';
 import { AuthResponseDto, MessageDto, VerifyTokenResponseDto } from './dto/responses.dto';
 import { EmailQuotaService } from './email-quota.service';
 import { TokenPurpose } from './entities/auth-token.entity';
@@ -28,6 +29,7 @@ export class CredentialsService {
     private readonly mail: AccountMailService,
     private readonly hasher: PasswordHasher,
     private readonly sessions: SessionService,
+    private readonly authUsers: AuthUserCache,
   ) {}
 
   /** Unknown e-mail and wrong password answer alike and take alike; deactivation is told only after the password. */
@@ -73,6 +75,7 @@ export class CredentialsService {
       if (!updated.isActive) throw deactivated();
       return updated;
     });
+    this.authUsers.evict(user.id);
     return this.sessions.start(user);
   }
 
@@ -90,6 +93,7 @@ export class CredentialsService {
       await this.replacePassword(manager, userId, passwordHash);
       return this.users.findById(userId, manager);
     });
+    this.authUsers.evict(userId);
     return this.sessions.start(user);
   }
 

@@ -8,6 +8,7 @@ import { UserDto } from '../users/dto/user.dto';
 import { toUserDto } from '../users/users.mapper';
 import { UsersService } from '../users/users.service';
 import { AuthTokensService } from './auth-tokens.service';
+import { AuthUserCache } from './auth-user.cache';
 import { CaptchaService } from './captcha.service';
 import { MessageDto } from './dto/responses.dto';
 import { EmailQuotaService } from './email-quota.service';
@@ -23,6 +24,7 @@ export class EmailChangeService {
     private readonly quota: EmailQuotaService,
     private readonly tokens: AuthTokensService,
     private readonly mail: AccountMailService,
+    private readonly authUsers: AuthUserCache,
   ) {}
 
   async request(
@@ -55,6 +57,7 @@ export class EmailChangeService {
       await this.tokens.retireOthers(manager, TokenPurpose.EMAIL_CHANGE, { userId });
       return this.users.findById(userId, manager);
     });
+    this.authUsers.evict(userId);
     return toUserDto(user);
   }
 }

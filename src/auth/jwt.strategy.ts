@@ -8,6 +8,7 @@ import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { PreparedStatement } from '../database/prepared-statement';
+import { AuthUserCache, TokenUser } from './auth-user.cache';
 
 export const JWT_ALGORITHM = 'HS256';
 
@@ -17,10 +18,10 @@ export interface JwtPayload {
   ver: number;
 }
 
-/** Every authenticated request runs this: one primary-key probe, so revocation takes effect at once. */
-const TOKEN_USER = new PreparedStatement<AuthUser>(
+/** An authenticated request whose user is not cached runs this primary-key probe. */
+const TOKEN_USER = new PreparedStatement<AuthUser & { token_version: number }>(
   'auth.token_user',
-  `SELECT id, email, timezone FROM users WHERE id = $1 AND is_active AND token_version = $2`,
+  `SELECT id, email, timezone, token_version FROM users WHERE id = $1 AND is_active`,
 );
 
 @Injectable()
@@ -28,6 +29,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   constructor(
     @InjectConfig() config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly cache: AuthUserCache,
   ) {
     super({
       jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
@@ -40,10 +42,23 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     });
   }
 
-  /** Rejects tokens of deleted or deactivated users and tokens older than the last password change. */
+  /**
+   * Rejects tokens of deleted or deactivated users and tokens older than the last password change. A cached
+   * user with the token's version answers without a query; any other version is read again, as the token may
+   * be newer than the cached row (changed on another instance, notification not yet here).
+   */
   async validate(payload: JwtPayload): Promise<AuthUser | false> {
     if (typeof payload.sub !== 'string' || typeof payload.ver !== 'number') return false;
-    const [user] = await TOKEN_USER.rows(this.dataSource, [payload.sub, payload.ver]);
-    return user ?? false;
+    const cached = this.cache.get(payload.sub);
+    if (cached?.tokenVersion === payload.ver) return cached.user;
+    const current = await this.cache.load(payload.sub, () => this.readTokenUser(payload.sub));
+    return current?.tokenVersion === payload.ver ? current.user : false;
+  }
+
+  private async readTokenUser(userId: string): Promise<TokenUser | undefined> {
+    const [row] = await TOKEN_USER.rows(this.dataSource, [userId]);
+    if (!row) return undefined;
+    const { token_version: tokenVersion, ...user } = row;
+    return { tokenVersion, user };
   }
 }

@@ -34,6 +34,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       database: { url: null, poolSize: 10, migrationsRun: true },
       passwordHashConcurrency: Math.max(1, availableParallelism() - 1),
+      authCacheTtlMs: 60000,
       mail: { smtpUrl: null },
       captcha: { enabled: false, secret: null },
       ai: { provider: 'local', timeoutMs: 20000 },
@@ -45,6 +46,7 @@ describe('loadConfig', () => {
         pollIntervalMs: 1000,
         retryBaseSeconds: 30,
         maxAttempts: 6,
+        retentionDays: 30,
       },
       uploads: { maxBytes: 20971520 },
     });
@@ -65,6 +67,7 @@ describe('loadConfig', () => {
       MIGRATIONS_RUN: 'false',
       JWT_SECRET: 'x'.repeat(32),
       PASSWORD_HASH_CONCURRENCY: '3',
+      AUTH_CACHE_TTL_MS: '0',
       APP_URL: 'https://app.example/',
       SMTP_URL: 'smtps://user:pass@mail.example:465',
       MAIL_FROM: 'Tasks <tasks@example.com>',
@@ -84,6 +87,7 @@ describe('loadConfig', () => {
       DELIVERY_POLL_INTERVAL_MS: '50',
       DELIVERY_RETRY_BASE_SECONDS: '0',
       DELIVERY_MAX_ATTEMPTS: '2',
+      DELIVERY_RETENTION_DAYS: '7',
       UPLOAD_MAX_BYTES: '1024',
       CORS_ORIGINS: 'https://a.example, https://b.example',
       LOG_LEVEL: 'warn',
@@ -96,6 +100,7 @@ describe('loadConfig', () => {
       database: { url: 'postgres://u:p@db:5432/app', poolSize: 3, migrationsRun: false },
       jwt: { secret: 'x'.repeat(32) },
       passwordHashConcurrency: 3,
+      authCacheTtlMs: 0,
       mail: { smtpUrl: 'smtps://user:pass@mail.example:465', from: 'Tasks <tasks@example.com>' },
       captcha: { enabled: true, secret: 's3cret', verifyUrl: 'http://127.0.0.1:9/verify' },
       ai: {
@@ -113,6 +118,7 @@ describe('loadConfig', () => {
         pollIntervalMs: 50,
         retryBaseSeconds: 0,
         maxAttempts: 2,
+        retentionDays: 7,
       },
       uploads: { maxBytes: 1024 },
     });
@@ -134,6 +140,7 @@ describe('loadConfig', () => {
     ['JWT_SECRET', { NODE_ENV: 'production' }],
     ['JWT_SECRET', { JWT_SECRET: 'short' }],
     ['PASSWORD_HASH_CONCURRENCY', { PASSWORD_HASH_CONCURRENCY: '0' }],
+    ['AUTH_CACHE_TTL_MS', { AUTH_CACHE_TTL_MS: '-1' }],
     ['APP_URL', { APP_URL: 'ftp://app.example' }],
     ['SMTP_URL', { SMTP_URL: 'http://mail.example' }],
     ['CAPTCHA_ENABLED', { CAPTCHA_ENABLED: 'sometimes' }],
@@ -149,6 +156,7 @@ describe('loadConfig', () => {
     ['DELIVERY_POLL_INTERVAL_MS', { DELIVERY_POLL_INTERVAL_MS: '1.5' }],
     ['DELIVERY_RETRY_BASE_SECONDS', { DELIVERY_RETRY_BASE_SECONDS: 'soon' }],
     ['DELIVERY_MAX_ATTEMPTS', { DELIVERY_MAX_ATTEMPTS: '0' }],
+    ['DELIVERY_RETENTION_DAYS', { DELIVERY_RETENTION_DAYS: '0' }],
     ['UPLOAD_MAX_BYTES', { UPLOAD_MAX_BYTES: '20MB' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'verbose' }],
   ])('rejects a bad %s with one message naming it', (variable, env) => {

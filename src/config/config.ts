@@ -23,6 +23,8 @@ export interface AppConfig {
   jwt: { secret: string; expiresInSeconds: number };
   /** bcrypt hashes computed at once by this instance; more wait for a free slot. */
   passwordHashConcurrency: number;
+  /** Lifetime of a cached token user (a safety net; changes invalidate at once); 0 turns the cache off. */
+  authCacheTtlMs: number;
   mail: { smtpUrl: string | null; from: string };
   captcha: { enabled: boolean; secret: string | null; verifyUrl: string };
   ai: {
@@ -40,6 +42,8 @@ export interface AppConfig {
     pollIntervalMs: number;
     retryBaseSeconds: number;
     maxAttempts: number;
+    /** Days a sent or failed delivery is kept (a sent account e-mail goes at once). */
+    retentionDays: number;
   };
   uploads: { maxBytes: number };
 }
@@ -173,6 +177,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       1,
       64,
     ),
+    authCacheTtlMs: int(env, 'AUTH_CACHE_TTL_MS', 60_000, 0, 3_600_000),
     mail: { smtpUrl: url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']), from: mailFrom },
     captcha: {
       enabled: bool(env, 'CAPTCHA_ENABLED', false),
@@ -200,6 +205,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       pollIntervalMs: int(env, 'DELIVERY_POLL_INTERVAL_MS', 1000, 10),
       retryBaseSeconds: int(env, 'DELIVERY_RETRY_BASE_SECONDS', 30, 0),
       maxAttempts: int(env, 'DELIVERY_MAX_ATTEMPTS', 6, 1, 100),
+      retentionDays: int(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),
     },
     uploads: { maxBytes: int(env, 'UPLOAD_MAX_BYTES', 20 * 1024 * 1024, 1) },
   };

@@ -7,6 +7,7 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
+import { AuthUserCache } from '../auth/auth-user.cache';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { UpdateMeDto } from './dto/update-me.dto';
 import { UserDto } from './dto/user.dto';
@@ -17,7 +18,10 @@ import { UsersService } from './users.service';
 @ApiUnauthorizedResponse({ description: 'UNAUTHORIZED: missing, invalid, expired or revoked token' })
 @Controller('users/me')
 export class UsersController {
-  constructor(private readonly users: UsersService) {}
+  constructor(
+    private readonly users: UsersService,
+    private readonly authUsers: AuthUserCache,
+  ) {}
 
   @Get()
   @ApiOkResponse({ type: UserDto })
@@ -31,7 +35,10 @@ export class UsersController {
     description: 'VALIDATION_ERROR: bad field, unknown schoolId, schoolId without studentId, bad time zone',
   })
   @ApiConflictResponse({ description: 'CONFLICT: student number already taken in that school' })
-  updateMe(@CurrentUser() user: AuthUser, @Body() body: UpdateMeDto): Promise<UserDto> {
-    return this.users.updateProfile(user.id, body);
+  async updateMe(@CurrentUser() user: AuthUser, @Body() body: UpdateMeDto): Promise<UserDto> {
+    const updated = await this.users.updateProfile(user.id, body);
+    // The time zone is part of the cached token user; UsersService stays free of it for the CLI.
+    this.authUsers.evict(user.id);
+    return updated;
   }
 }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuthUserCacheModule } from '../auth/auth-user.cache';
 import { SchoolsController } from './schools.controller';
 import { SchoolsService } from './schools.service';
 import { SettingsService } from './settings.service';
@@ -6,6 +7,7 @@ import { UsersController } from './users.controller';
 import { UsersService } from './users.service';
 
 @Module({
+  imports: [AuthUserCacheModule],
   controllers: [UsersController, SchoolsController],
   providers: [UsersService, SchoolsService, SettingsService],
   exports: [UsersService, SettingsService],
