@@ -5,6 +5,7 @@ import { MessengerChannel } from './channels/messenger.channel';
 import { NOTIFICATION_CHANNELS, NotificationChannel } from './channels/notification-channel';
 import { WebhookChannel } from './channels/webhook.channel';
 import { DeliveryOutbox } from './delivery/delivery-outbox';
+import { DeliveryRetention } from './delivery/delivery-retention';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { NotificationDispatcher } from './delivery/notification-dispatcher';
 import { NotificationJobs } from './notification-jobs';
@@ -28,6 +29,7 @@ import { NotificationProducer } from './production/notification-producer';
     NotificationDispatcher,
     DeliveryOutbox,
     DeliveryWorker,
+    DeliveryRetention,
     NotificationJobs,
     EmailChannel,
     WebhookChannel,

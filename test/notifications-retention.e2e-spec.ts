@@ -1,0 +1,93 @@
+import { DeliveryRetention } from '../src/notifications/delivery/delivery-retention';
+import { createClass } from './utils/classes';
+import { createTestApp, TestApp } from './utils/test-app';
+import { createUser } from './utils/users';
+
+describe('notifications: retention of finished deliveries', () => {
+  let ctx: TestApp;
+
+  beforeAll(async () => {
+    ctx = await createTestApp({ DELIVERY_RETENTION_DAYS: '7' });
+  });
+  afterAll(async () => ctx.close());
+
+  /** A delivery row as the outbox keeps it; pending ones wait far ahead so the worker leaves them alone. */
+  const insertDelivery = async (fields: {
+    notificationId?: string;
+    channel?: string;
+    status: 'PENDING' | 'SENT' | 'FAILED';
+    ageDays: number;
+  }): Promise<string> => {
+    const [row] = await ctx.db.query(
+      `INSERT INTO notification_deliveries (notification_id, channel, address, payload, status, next_attempt_at,
+                                            updated_at)
+       VALUES ($1, $2, 'someone@example.com', $3, $4, now() + interval '1 year', now() - make_interval(days => $5))
+       RETURNING id`,
+      [
+        fields.notificationId ?? null,
+        fields.channel ?? 'EMAIL',
+        fields.notificationId ? null : { subject: 'Reset your password', text: 'https://app.test/reset?t=x' },
+        fields.status,
+        fields.ageDays,
+      ],
+    );
+    return row.id;
+  };
+
+  /** A published-task or reminder notification of the owner's task (the reminder names its due time). */
+  const insertNotification = async (
+    owner: { id: string },
+    task: { id: string; classId: string },
+    reminder: boolean,
+  ): Promise<string> => {
+    const [row] = await ctx.db.query(
+      `INSERT INTO notifications (user_id, type, task_id, class_id, task_title, class_name, title, content, status,
+                                  hours_before, due_at)
+       VALUES ($1, $2, $3, $4, 'Task', 'Class', 'Title', 'Content', 'SENT', $5, $6) RETURNING id`,
+      [
+        owner.id,
+        reminder ? 'TASK_DUE_REMINDER' : 'TASK_PUBLISHED',
+        task.id,
+        task.classId,
+        reminder ? 24 : null,
+        reminder ? new Date() : null,
+      ],
+    );
+    return row.id;
+  };
+
+  it('deletes sent account e-mails at once and other finished deliveries after DELIVERY_RETENTION_DAYS', async () => {
+    const owner = await createUser(ctx);
+    const cls = await createClass(ctx, owner);
+    // A draft: no notification job produces anything for it meanwhile.
+    const [task] = await ctx.db.query(
+      `INSERT INTO tasks (class_id, title, created_by) VALUES ($1, 'Draft', $2) RETURNING id, class_id AS "classId"`,
+      [cls.id, owner.id],
+    );
+    const first = await insertNotification(owner, task, false);
+    const second = await insertNotification(owner, task, true);
+    const kept = [
+      await insertDelivery({ status: 'PENDING', ageDays: 30 }),
+      await insertDelivery({ status: 'FAILED', ageDays: 1 }),
+      await insertDelivery({ notificationId: first, channel: 'EMAIL', status: 'SENT', ageDays: 6 }),
+      await insertDelivery({ notificationId: first, channel: 'WEBHOOK', status: 'PENDING', ageDays: 30 }),
+      await insertDelivery({ notificationId: first, channel: 'MESSENGER', status: 'FAILED', ageDays: 6 }),
+    ];
+    // Due for deletion:
+    await Promise.all([
+      insertDelivery({ status: 'SENT', ageDays: 0 }),
+      insertDelivery({ status: 'FAILED', ageDays: 8 }),
+      insertDelivery({ notificationId: second, channel: 'EMAIL', status: 'SENT', ageDays: 8 }),
+      insertDelivery({ notificationId: second, channel: 'WEBHOOK', status: 'FAILED', ageDays: 8 }),
+    ]);
+
+    await ctx.app.get(DeliveryRetention).purgeFinished();
+
+    const remaining = (await ctx.db.query(`SELECT id FROM notification_deliveries`)).map(
+      (row: { id: string }) => row.id,
+    );
+    expect(remaining.sort()).toEqual(kept.sort());
+    // The inbox is the users' and stays.
+    expect(await ctx.db.query(`SELECT count(*)::int AS n FROM notifications`)).toEqual([{ n: 2 }]);
+  });
+});
