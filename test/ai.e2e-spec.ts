@@ -72,6 +72,32 @@ describe('task parsing (local provider)', () => {
       expect(res.status).toBe(401);
       expect(res.body).toEqual(error('UNAUTHORIZED'));
     });
+
+    it('keeps answering other requests while a long text is parsed (off the event loop)', async () => {
+      // Dense numeric dates, chrono-node's slowest input: a few hundred milliseconds of CPU.
+      const text = 'Quiz 3/4 9am, 5/6 10:00, 7/8 '.repeat(700).slice(0, 20_000);
+      const started = performance.now();
+      let parsed = false;
+      const parsing = parse(cls.owner, { text }).then((res) => {
+        parsed = true;
+        return res;
+      });
+      const pingTimes: number[] = [];
+      while (!parsed) {
+        const sent = performance.now();
+        expect((await ctx.http.get('/health/live')).status).toBe(200);
+        pingTimes.push(performance.now() - sent);
+      }
+      const res = await parsing;
+      const parseTime = performance.now() - started;
+      expect(res.status).toBe(200);
+      expect(res.body.timeOptions).toEqual([
+        { startAt: null, dueAt: '2027-03-04T01:00:00.000Z' },
+        { startAt: null, dueAt: '2027-04-03T01:00:00.000Z' },
+      ]);
+      // Parsed on the event loop, a health check sent meanwhile would wait for the whole parse.
+      expect(Math.max(...pingTimes)).toBeLessThan(parseTime / 2);
+    });
   });
 
   describe('POST /tasks/:taskId/parse and GET /tasks/:taskId/draft-markdown', () => {

@@ -14,7 +14,9 @@ import { OpenAiProvider } from './openai/openai-ai.provider';
       provide: AiProvider,
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig): AiProvider =>
-        config.ai.provider === 'openai' ? new OpenAiProvider(config) : new LocalAiProvider(),
+        config.ai.provider === 'openai'
+          ? new OpenAiProvider(config)
+          : new LocalAiProvider(config.ai.localThreads),
     },
     AiService,
   ],

@@ -33,6 +33,8 @@ export interface AppConfig {
     apiKey: string | null;
     model: string;
     timeoutMs: number;
+    /** Worker threads of the local parser, each parsing one text at a time. */
+    localThreads: number;
   };
   telegram: { botToken: string | null; apiUrl: string };
   webhook: { allowPrivate: boolean; timeoutMs: number };
@@ -193,6 +195,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       apiKey: optional(env, 'AI_API_KEY'),
       model: str(env, 'AI_MODEL', 'gpt-4o-mini'),
       timeoutMs: int(env, 'AI_TIMEOUT_MS', 20000, 1, 600000),
+      localThreads: int(env, 'AI_LOCAL_THREADS', 1, 1, 64),
     },
     telegram: {
       botToken: optional(env, 'TELEGRAM_BOT_TOKEN'),

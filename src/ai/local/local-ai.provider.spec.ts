@@ -17,6 +17,8 @@ const dueTimes = async (text: string, context: ParseContext): Promise<(string | 
   ((await parse(text, context)).timeOptions ?? []).map((option) => option.dueAt);
 
 describe('LocalAiProvider', () => {
+  afterAll(() => provider.onApplicationShutdown());
+
   describe('dates in the caller time zone', () => {
     it.each([
       [SHANGHAI, '2026-03-05T15:59:00.000Z'],
@@ -210,5 +212,20 @@ describe('LocalAiProvider', () => {
   it('is deterministic', async () => {
     const text = 'Homework 3\nDue 3/4 at 5pm. Late submissions allowed.';
     expect(await parse(text, NEW_YORK)).toEqual(await parse(text, NEW_YORK));
+  });
+
+  it('refuses a parse at once when its thread is busy and the queue is full', async () => {
+    const oneWaiting = new LocalAiProvider(1, 1);
+    try {
+      const input = { text: 'Worksheet due tomorrow', attachments: [] };
+      const [running, waiting, refused] = await Promise.allSettled(
+        [1, 2, 3].map(() => oneWaiting.parse(input, UTC)),
+      );
+      expect(running).toMatchObject({ status: 'fulfilled', value: { title: 'Worksheet due tomorrow' } });
+      expect(waiting).toMatchObject({ status: 'fulfilled', value: { title: 'Worksheet due tomorrow' } });
+      expect(refused).toMatchObject({ status: 'rejected', reason: new Error('Task queue is at limit') });
+    } finally {
+      await oneWaiting.onApplicationShutdown();
+    }
   });
 });

@@ -1,34 +1,49 @@
-import { Injectable } from '@nestjs/common';
+import { join } from 'node:path';
+import { OnApplicationShutdown } from '@nestjs/common';
+import { Piscina } from 'piscina';
 import { AiProvider, ParseContext, ParseInput, ParseResult } from '../ai-provider';
-import { deriveTitle, detectLateSubmission, toMarkdown } from './text-shaping';
-import { extractTimeOptions } from './time-extraction';
+import type { LocalParseTask } from './local-parser.worker';
 
-/** The first answer `read` finds, trying the sources in order. */
-function firstFound<T>(sources: string[], read: (source: string) => T | null): T | null {
-  for (const source of sources) {
-    const found = read(source);
-    if (found !== null) return found;
-  }
-  return null;
-}
+/** Parses that may wait for a busy thread, per thread: a flood is refused instead of piling up in memory. */
+const QUEUED_PARSES_PER_THREAD = 16;
+/** An idle thread exits after this long; the next parse starts a new one (tens of milliseconds). */
+const IDLE_THREAD_EXIT_MS = 60_000;
 
 /**
- * `AI_PROVIDER=local`: a deterministic parser that runs offline. Dates come from chrono-node, read in the
- * caller's time zone; title, late-submission rule and Markdown from simple rules on the text. Attachments
- * are consulted for dates and the late rule only when the text itself says nothing about them.
+ * Under ts-jest or ts-node this file is TypeScript and so is the worker beside it; a worker thread does not
+ * inherit the parent's TypeScript hook, so it registers ts-node (transpile only) itself. Compiled, it is .js.
  */
-@Injectable()
-export class LocalAiProvider extends AiProvider {
-  async parse(input: ParseInput, context: ParseContext): Promise<ParseResult> {
-    const sources = [input.text, ...input.attachments.map((attachment) => attachment.text)];
-    const title = deriveTitle(input.text);
-    return {
-      title,
-      timeOptions: firstFound(sources, (source) => extractTimeOptions(source, context)) ?? [
-        { startAt: null, dueAt: null },
-      ],
-      allowLateSubmission: firstFound(sources, detectLateSubmission),
-      description: toMarkdown(input.text, title),
-    };
+const RUNNING_FROM_SOURCE = __filename.endsWith('.ts');
+const WORKER_FILE = join(__dirname, `local-parser.worker.${RUNNING_FROM_SOURCE ? 'ts' : 'js'}`);
+const WORKER_EXEC_ARGV = RUNNING_FROM_SOURCE ? ['--require', 'ts-node/register/transpile-only'] : [];
+
+/**
+ * `AI_PROVIDER=local`: a deterministic parser that runs offline (`local-parser.worker.ts`). It costs up to
+ * a few hundred milliseconds of CPU on a long text, so it runs in a small pool of worker threads, started
+ * at the first parse, and the event loop keeps serving other requests meanwhile. A parse refused because
+ * the queue is full throws, which `AiService` answers like any model failure.
+ */
+export class LocalAiProvider extends AiProvider implements OnApplicationShutdown {
+  private readonly pool: Piscina<LocalParseTask, ParseResult>;
+
+  constructor(threads = 1, maxQueue = threads * QUEUED_PARSES_PER_THREAD) {
+    super();
+    this.pool = new Piscina({
+      filename: WORKER_FILE,
+      execArgv: WORKER_EXEC_ARGV,
+      minThreads: 0,
+      maxThreads: threads,
+      idleTimeout: IDLE_THREAD_EXIT_MS,
+      maxQueue,
+    });
+  }
+
+  parse(input: ParseInput, context: ParseContext): Promise<ParseResult> {
+    return this.pool.run({ input, context });
+  }
+
+  /** After the HTTP server closed: parses still running finish, then the threads exit. */
+  onApplicationShutdown(): Promise<void> {
+    return this.pool.close();
   }
 }
