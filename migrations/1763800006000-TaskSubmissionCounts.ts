@@ -42,17 +42,23 @@ export class TaskSubmissionCounts1763800006000 implements MigrationInterface {
         ON CONFLICT (task_id) DO UPDATE SET submitted_count = c.submitted_count + EXCLUDED.submitted_count
       $$;
 
-      CREATE FUNCTION count_new_submission() RETURNS trigger LANGUAGE plpgsql AS $$
+      -- Per statement, so a bulk insert changes each counter row once (repeated updates of one row in one
+      -- transaction pile up row versions).
+      CREATE FUNCTION count_new_submissions() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        counted_task_ids uuid[];
       BEGIN
-        PERFORM 1
-           FROM tasks t
-           JOIN class_members cm ON cm.class_id = t.class_id AND cm.user_id = NEW.user_id
-          WHERE t.id = NEW.task_id
-            FOR KEY SHARE OF cm;
-        IF FOUND THEN
-          UPDATE submissions SET counted = true WHERE id = NEW.id;
-          PERFORM add_submission_counts(ARRAY[NEW.task_id], 1);
-        END IF;
+        WITH of_members AS (
+          SELECT a.id
+            FROM added a
+            JOIN tasks t ON t.id = a.task_id
+            JOIN class_members cm ON cm.class_id = t.class_id AND cm.user_id = a.user_id
+             FOR KEY SHARE OF cm
+        ), flagged AS (
+          UPDATE submissions s SET counted = true FROM of_members m WHERE s.id = m.id RETURNING s.task_id
+        )
+        SELECT array_agg(task_id) INTO counted_task_ids FROM flagged;
+        PERFORM add_submission_counts(counted_task_ids, 1);
         RETURN NULL;
       END $$;
 
@@ -80,7 +86,7 @@ export class TaskSubmissionCounts1763800006000 implements MigrationInterface {
       END $$;
 
       CREATE TRIGGER submissions_count_insert AFTER INSERT ON submissions
-        FOR EACH ROW EXECUTE FUNCTION count_new_submission();
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION count_new_submissions();
       CREATE TRIGGER submissions_count_delete AFTER DELETE ON submissions
         REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION uncount_deleted_submissions();
       CREATE TRIGGER class_members_count_insert AFTER INSERT ON class_members
@@ -98,7 +104,7 @@ export class TaskSubmissionCounts1763800006000 implements MigrationInterface {
       DROP TRIGGER submissions_count_insert ON submissions;
       DROP FUNCTION count_submissions_of_members();
       DROP FUNCTION uncount_deleted_submissions();
-      DROP FUNCTION count_new_submission();
+      DROP FUNCTION count_new_submissions();
       DROP FUNCTION add_submission_counts(uuid[], integer);
       DROP TABLE task_submission_counts;
       ALTER TABLE submissions DROP COLUMN counted;
