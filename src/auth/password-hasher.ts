@@ -1,50 +1,60 @@
 import { randomBytes } from 'node:crypto';
-import { Injectable, OnModuleInit } from '@nestjs/common';
-import { compare, hash } from 'bcrypt';
+import { Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Piscina } from 'piscina';
+import { createWorkerPool } from '../common/workers/worker-pool';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import type { HashTask, VerifyTask } from './password-hash.worker';
 
 export const BCRYPT_COST = 10;
+/** An idle thread exits after this long; the next hash starts a new one (tens of milliseconds). */
+const IDLE_THREAD_EXIT_MS = 60_000;
+/**
+ * Added to the nice value of the pool's threads (Linux: per thread, through piscina's optional `@napi-rs/nice`),
+ * so the event loop and PostgreSQL come first and logins take the CPU they leave.
+ */
+const NICE_INCREMENT = 10;
 
 /**
- * bcrypt through its asynchronous API, which runs on libuv's thread pool and keeps the event loop free.
- * At most PASSWORD_HASH_CONCURRENCY hashes run at once (default: the CPUs less one); further ones wait here
- * in order. Without the bound a burst of logins (about 50 ms of CPU each) occupied every pool thread and
- * every core, and all other requests slowed down with them.
+ * bcrypt in a pool of at most PASSWORD_HASH_CONCURRENCY worker threads (default: the CPUs less one) that run
+ * below normal priority (`password-hash.worker.ts`); further hashes wait in the pool's queue, in order. A burst
+ * of logins (about 50 ms of CPU each) on libuv's pool occupied every core, and all other requests slowed down
+ * with it; bounded and deprioritized, it uses what the other requests leave.
  */
 @Injectable()
-export class PasswordHasher implements OnModuleInit {
+export class PasswordHasher implements OnModuleInit, OnApplicationShutdown {
   /** Compared against when the e-mail is unknown, so a failed login takes the same time either way. */
   private dummyHash: string;
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly pool: Piscina<HashTask | VerifyTask, string | boolean>;
 
-  constructor(@InjectConfig() private readonly config: AppConfig) {}
-
-  async onModuleInit(): Promise<void> {
-    this.dummyHash = await hash(randomBytes(16).toString('hex'), BCRYPT_COST);
+  constructor(@InjectConfig() config: AppConfig) {
+    this.pool = createWorkerPool(__dirname, 'password-hash.worker', {
+      minThreads: 0,
+      maxThreads: config.passwordHashConcurrency,
+      idleTimeout: IDLE_THREAD_EXIT_MS,
+      niceIncrement: NICE_INCREMENT,
+      // The worker's handler when a run names none (piscina loads it as each thread starts).
+      name: 'verify',
+    });
   }
 
-  hash(password: string): Promise<string> {
-    return this.inTurn(() => hash(password, BCRYPT_COST));
+  async onModuleInit(): Promise<void> {
+    this.dummyHash = await this.hash(randomBytes(16).toString('hex'));
+  }
+
+  async hash(password: string): Promise<string> {
+    return (await this.pool.run({ password, cost: BCRYPT_COST }, { name: 'hash' })) as string;
   }
 
   /** `passwordHash` null means "no such user": the work is done anyway and the answer is false. */
   async verify(password: string, passwordHash: string | null): Promise<boolean> {
-    const matches = await this.inTurn(() => compare(password, passwordHash ?? this.dummyHash));
+    const task: VerifyTask = { password, passwordHash: passwordHash ?? this.dummyHash };
+    const matches = (await this.pool.run(task)) as boolean;
     return matches && passwordHash !== null;
   }
 
-  private async inTurn<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running < this.config.passwordHashConcurrency) this.running += 1;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    try {
-      return await work();
-    } finally {
-      // The slot passes straight to the next waiter, if any.
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.running -= 1;
-    }
+  /** After the HTTP server closed: hashes still running finish, then the threads exit. */
+  onApplicationShutdown(): Promise<void> {
+    return this.pool.close();
   }
 }

@@ -1,6 +1,6 @@
-import { join } from 'node:path';
 import { OnApplicationShutdown } from '@nestjs/common';
 import { Piscina } from 'piscina';
+import { createWorkerPool } from '../../common/workers/worker-pool';
 import { AiProvider, ParseContext, ParseInput, ParseResult } from '../ai-provider';
 import type { LocalParseTask } from './local-parser.worker';
 
@@ -8,14 +8,6 @@ import type { LocalParseTask } from './local-parser.worker';
 const QUEUED_PARSES_PER_THREAD = 16;
 /** An idle thread exits after this long; the next parse starts a new one (tens of milliseconds). */
 const IDLE_THREAD_EXIT_MS = 60_000;
-
-/**
- * Under ts-jest or ts-node this file is TypeScript and so is the worker beside it; a worker thread does not
- * inherit the parent's TypeScript hook, so it registers ts-node (transpile only) itself. Compiled, it is .js.
- */
-const RUNNING_FROM_SOURCE = __filename.endsWith('.ts');
-const WORKER_FILE = join(__dirname, `local-parser.worker.${RUNNING_FROM_SOURCE ? 'ts' : 'js'}`);
-const WORKER_EXEC_ARGV = RUNNING_FROM_SOURCE ? ['--require', 'ts-node/register/transpile-only'] : [];
 
 /**
  * `AI_PROVIDER=local`: a deterministic parser that runs offline (`local-parser.worker.ts`). It costs up to
@@ -28,9 +20,7 @@ export class LocalAiProvider extends AiProvider implements OnApplicationShutdown
 
   constructor(threads = 1, maxQueue = threads * QUEUED_PARSES_PER_THREAD) {
     super();
-    this.pool = new Piscina({
-      filename: WORKER_FILE,
-      execArgv: WORKER_EXEC_ARGV,
+    this.pool = createWorkerPool(__dirname, 'local-parser.worker', {
       minThreads: 0,
       maxThreads: threads,
       idleTimeout: IDLE_THREAD_EXIT_MS,

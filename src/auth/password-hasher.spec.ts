@@ -1,0 +1,46 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { AppConfig } from '../config/config';
+import { PasswordHasher } from './password-hasher';
+
+/** Nice values of this process's threads (Linux: /proc/self/task/<tid>/stat, field 19). */
+function threadNiceValues(): number[] {
+  return readdirSync('/proc/self/task').map((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+}
+
+describe('PasswordHasher', () => {
+  let hasher: PasswordHasher;
+
+  beforeAll(async () => {
+    hasher = new PasswordHasher({ passwordHashConcurrency: 2 } as AppConfig);
+    await hasher.onModuleInit();
+  });
+  afterAll(() => hasher.onApplicationShutdown());
+
+  it('hashes with bcrypt and verifies', async () => {
+    const hash = await hasher.hash('correct horse battery');
+    expect(hash).toMatch(/^\$2b\$10\$/);
+    expect(await hasher.verify('correct horse battery', hash)).toBe(true);
+    expect(await hasher.verify('wrong horse battery', hash)).toBe(false);
+  });
+
+  it('answers false for an unknown user after doing the same work', async () => {
+    expect(await hasher.verify('correct horse battery', null)).toBe(false);
+  });
+
+  it('runs at most PASSWORD_HASH_CONCURRENCY threads, below normal priority', async () => {
+    const lowered = 10;
+    const hash = await hasher.hash('x');
+    const niceDuring: number[][] = [];
+    const verifications = Array.from({ length: 6 }, () => hasher.verify('x', hash));
+    const sampler = setInterval(() => niceDuring.push(threadNiceValues()), 5);
+    expect(await Promise.all(verifications)).toEqual(Array(6).fill(true));
+    clearInterval(sampler);
+    const loweredThreads = niceDuring.map((values) => values.filter((nice) => nice === lowered).length);
+    expect(Math.max(...loweredThreads)).toBe(2);
+    // The event loop's own thread keeps its priority.
+    expect(threadNiceValues()[0]).toBe(0);
+  });
+});
