@@ -302,6 +302,20 @@ describe('tasks: creation, drafts, visibility, lists', () => {
       expect((await call('get', `/tasks/${UNKNOWN_ID}`, owner)).body).toEqual(error('NOT_FOUND'));
       expect((await call('get', `/classes/${UNKNOWN_ID}/tasks`, owner)).body).toEqual(error('NOT_FOUND'));
     });
+
+    it('GET /classes/:classId/tasks: [] to members who see no task, 403 to others, 400 for a malformed id', async () => {
+      const fresh = await createClassWithRoles(ctx);
+      expect(await listIds(fresh.classId, fresh.owner)).toEqual([]);
+      await createTask(ctx, fresh.classId, fresh.owner, { startAt: FUTURE });
+      await createDraft(ctx, fresh.classId, fresh.owner);
+      expect(await listIds(fresh.classId, fresh.member)).toEqual([]);
+      expect((await call('get', `/classes/${fresh.classId}/tasks`, fresh.outsider)).body).toEqual(
+        error('FORBIDDEN'),
+      );
+      expect((await call('get', `/classes/not-a-uuid/tasks`, fresh.owner)).body).toEqual(
+        error('VALIDATION_ERROR'),
+      );
+    });
   });
 
   describe('GET /classes/:classId/tasks and GET /tasks/:taskId for a member', () => {
