@@ -52,6 +52,15 @@ describe('auth: login and password reset', () => {
       expect(unknown.body).toEqual(wrong.body);
     });
 
+    it('refuses a password that only begins with the right one of 72 bytes (bcrypt reads 72 bytes)', async () => {
+      const password = 'é'.repeat(36);
+      const user = await registerThroughMail(ctx, smtp, { password });
+      const longer = await login({ email: user.email, password: `${password}x` });
+      expect(longer.status).toBe(401);
+      expect(longer.body).toEqual(apiError('INVALID_CREDENTIALS'));
+      await login({ email: user.email, password }).expect(200);
+    });
+
     it('takes as long for an unknown e-mail as for a wrong password', async () => {
       const user = await registerThroughMail(ctx, smtp);
       const timed = async (email: string) => {

@@ -216,6 +216,19 @@ describe('users', () => {
       await get(user).expect(200);
     });
 
+    it('answers 401 for a current password that only begins with the right one of 72 bytes', async () => {
+      const password = '密'.repeat(24);
+      const user = await createUser(ctx);
+      await change(user, { currentPassword: TEST_PASSWORD, newPassword: password }).expect(200);
+      const login = await ctx.http.post('/auth/login').send({ email: user.email, password }).expect(200);
+      const res = await change(
+        { ...user, auth: `Bearer ${login.body.token}` },
+        { currentPassword: `${password}!`, newPassword: 'a changed password' },
+      );
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(apiError('INVALID_CREDENTIALS'));
+    });
+
     it.each([
       ['a short new password', { currentPassword: TEST_PASSWORD, newPassword: 'short' }],
       ['a new password over 72 bytes', { currentPassword: TEST_PASSWORD, newPassword: '密'.repeat(25) }],

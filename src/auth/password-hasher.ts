@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Piscina } from 'piscina';
+import { PASSWORD_MAX_BYTES } from '../common/validation/validators';
 import { createWorkerPool } from '../common/workers/worker-pool';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
@@ -46,11 +47,15 @@ export class PasswordHasher implements OnModuleInit, OnApplicationShutdown {
     return (await this.pool.run({ password, cost: BCRYPT_COST }, { name: 'hash' })) as string;
   }
 
-  /** `passwordHash` null means "no such user": the work is done anyway and the answer is false. */
+  /**
+   * `passwordHash` null means "no such user": the work is done anyway and the answer is false. So is the
+   * answer for a password over 72 bytes: bcrypt compares only the first 72, and no stored password is longer,
+   * so a longer one is never the right one even when it begins with it.
+   */
   async verify(password: string, passwordHash: string | null): Promise<boolean> {
     const task: VerifyTask = { password, passwordHash: passwordHash ?? this.dummyHash };
     const matches = (await this.pool.run(task)) as boolean;
-    return matches && passwordHash !== null;
+    return matches && passwordHash !== null && Buffer.byteLength(password, 'utf8') <= PASSWORD_MAX_BYTES;
   }
 
   /** After the HTTP server closed: hashes still running finish, then the threads exit. */
