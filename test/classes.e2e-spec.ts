@@ -476,6 +476,18 @@ describe('classes', () => {
         expect(await members()).toEqual(before);
       });
 
+      it.each<Actor>(['owner', 'admin', 'member'])(
+        'answers 409 CONFLICT to the %s joining again, whatever school they belong to',
+        async (actor) => {
+          const restricted = await createClassWithMembers(ctx, { schoolId });
+          const res = await post(restricted[actor], '/classes/join', {
+            inviteCode: restricted.cls.inviteCode,
+          });
+          expect(res.status).toBe(409);
+          expect(res.body).toEqual(error('CONFLICT'));
+        },
+      );
+
       it('admits users of any school to an unrestricted class', async () => {
         const open = await createClassWithMembers(ctx);
         const student = await createUser(ctx, { schoolId, studentId: 's-2' });

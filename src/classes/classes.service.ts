@@ -11,6 +11,16 @@ import { ClassEntity, DEFAULT_CLASS_COLOR } from './entities/class.entity';
 import { ClassRole } from './entities/class-member.entity';
 import { normalizeInviteCode, withFreshInviteCode } from './invite-code';
 
+/** The class an invite code names, as the joining user meets it. */
+interface JoinTargetRow {
+  id: string;
+  school_id: string | null;
+  user_school_id: string | null;
+  is_member: boolean;
+}
+
+const ALREADY_A_MEMBER = (): AppError => AppError.conflict('You are already a member of this class');
+
 @Injectable()
 export class ClassesService {
   constructor(
@@ -102,19 +112,23 @@ export class ClassesService {
     await this.storage.discard(fileKeys, { classId });
   }
 
-  /** Joins as MEMBER. The class row is key-share locked so it cannot vanish between lookup and insert. */
+  /**
+   * Joins as MEMBER. The class row is key-share locked so it cannot vanish between lookup and insert. A member
+   * is told so (409) before the school is compared: for them the restriction decides nothing.
+   */
   join(userId: string, inviteCode: string): Promise<ClassSummaryRow> {
     return this.dataSource.transaction(async (manager) => {
-      const rows: { id: string; school_id: string | null; user_school_id: string | null }[] =
-        await manager.query(
-          `SELECT c.id, c.school_id, u.school_id AS user_school_id
+      const rows: JoinTargetRow[] = await manager.query(
+        `SELECT c.id, c.school_id, u.school_id AS user_school_id,
+                EXISTS (SELECT 1 FROM class_members m WHERE m.class_id = c.id AND m.user_id = u.id) AS is_member
            FROM classes c JOIN users u ON u.id = $2
           WHERE c.invite_code = $1
             FOR KEY SHARE OF c`,
-          [normalizeInviteCode(inviteCode), userId],
-        );
+        [normalizeInviteCode(inviteCode), userId],
+      );
       if (rows.length === 0) throw AppError.notFound('Invite code');
       const target = rows[0];
+      if (target.is_member) throw ALREADY_A_MEMBER();
       if (target.school_id !== null && target.school_id !== target.user_school_id) {
         throw AppError.forbidden('This class is restricted to another school');
       }
@@ -125,7 +139,7 @@ export class ClassesService {
          RETURNING user_id`,
         [target.id, userId, ClassRole.MEMBER],
       );
-      if (inserted.length === 0) throw AppError.conflict('You are already a member of this class');
+      if (inserted.length === 0) throw ALREADY_A_MEMBER();
       return getClassSummary(manager, userId, target.id);
     });
   }
