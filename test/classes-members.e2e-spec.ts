@@ -229,6 +229,15 @@ describe('class members', () => {
       expect(await roles(f.cls.id)).toEqual(before);
     });
 
+    it.each<Actor>(['admin', 'member'])(
+      'lets the %s leave by their own id written in upper case (ids compare as PostgreSQL does)',
+      async (actor) => {
+        const f = await createClassWithMembers(ctx);
+        await removeMember(f[actor], f.cls.id, f[actor].id.toUpperCase()).expect(204);
+        expect((await roles(f.cls.id)).roles[f[actor].id]).toBeUndefined();
+      },
+    );
+
     it('forbids an ADMIN to remove another ADMIN', async () => {
       const f = await createClassWithMembers(ctx);
       const otherAdmin = await createUser(ctx);
@@ -319,7 +328,7 @@ describe('class members', () => {
 
     it('answers 400 when the target is not a member, or is the owner already', async () => {
       const f = await createClassWithMembers(ctx);
-      for (const target of [f.outsider.id, randomUUID(), f.owner.id]) {
+      for (const target of [f.outsider.id, randomUUID(), f.owner.id, f.owner.id.toUpperCase()]) {
         const res = await transfer(f.owner, f.cls.id, target);
         expect(res.status).toBe(400);
         expect(res.body).toEqual(error('VALIDATION_ERROR'));

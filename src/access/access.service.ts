@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
+import { sameUuid } from '../common/utils/uuid';
 import { ClassRole, MANAGER_ROLES } from '../classes/entities/class-member.entity';
 import { PreparedStatement } from '../database/prepared-statement';
 import { memberSeesTaskSql } from './task-rules.sql';
@@ -98,7 +99,7 @@ export class AccessService {
     if (targetRole === ClassRole.OWNER) {
       throw AppError.forbidden('The owner cannot be removed; transfer ownership first');
     }
-    if (targetId === callerId) return;
+    if (sameUuid(targetId, callerId)) return;
     const allowed = targetRole === ClassRole.ADMIN ? [ClassRole.OWNER] : MANAGER_ROLES;
     if (!allowed.includes(caller.role)) throw AppError.forbidden();
   }

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AccessService, ClassAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
+import { sameUuid } from '../common/utils/uuid';
 import {
   ClassMemberRow,
   ClassSummaryRow,
@@ -82,7 +83,7 @@ export class ClassMembersService {
       const { classId } = await this.access.lockClassRole(manager, access.classId, callerId, [
         ClassRole.OWNER,
       ]);
-      if (newOwnerId === callerId) throw AppError.validation('You already own this class');
+      if (sameUuid(newOwnerId, callerId)) throw AppError.validation('You already own this class');
       await this.requireMemberRole(
         manager,
         classId,

@@ -3,3 +3,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && UUID.test(value);
 }
+
+/** Ids from a path or body may come in upper case, which PostgreSQL accepts: compare them as it does. */
+export function sameUuid(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
