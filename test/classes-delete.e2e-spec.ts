@@ -11,7 +11,8 @@ describe('DELETE /classes/:classId', () => {
   let ctx: TestApp;
   let storage: FileStorage;
   beforeAll(async () => {
-    ctx = await createTestApp();
+    // No announcements of their own: the seeded published task would gain notifications while the refusals run.
+    ctx = await createTestApp({ DELIVERY_POLL_INTERVAL_MS: '3600000', SCHEDULER_CRON: '0 0 0 1 1 *' });
     storage = ctx.app.get(FileStorage);
   });
   afterAll(async () => ctx.close());
