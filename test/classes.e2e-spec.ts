@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import crypto, { randomUUID } from 'node:crypto';
 import { ClassRole } from '../src/classes/entities/class-member.entity';
+import { INVITE_CODE_ALPHABET } from '../src/classes/invite-code';
 import { addMember, ClassWithMembers, createClass, createClassWithMembers } from './utils/classes';
 import { attachQueryCounter } from './utils/query-counter';
 import { createTestApp, TestApp } from './utils/test-app';
@@ -25,6 +26,55 @@ describe('classes', () => {
 
   const post = (user: TestUser, path: string, body: object) =>
     ctx.http.post(path).set('Authorization', user.auth).send(body);
+
+  /** Until some backend of the test database waits for a lock. */
+  async function untilWaitingForLock(): Promise<void> {
+    for (let i = 0; i < 200; i++) {
+      const [{ waiting }] = await ctx.db.query(
+        `SELECT count(*)::int AS waiting FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      if (waiting > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error('No request waited for the lock');
+  }
+
+  /**
+   * Sends `request` while a membership change of the class holds the class row (as role changes and removals
+   * do), and commits `change` once the request waits for it: the request must then decide on the new role.
+   */
+  async function duringMembershipChange(
+    classId: string,
+    change: { sql: string; params: unknown[] },
+    request: () => import('supertest').Test,
+  ): Promise<import('supertest').Response> {
+    const runner = ctx.db.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      await runner.query(`SELECT 1 FROM classes WHERE id = $1 FOR UPDATE`, [classId]);
+      const pending = request().then((res) => res);
+      await untilWaitingForLock();
+      await runner.query(change.sql, change.params);
+      await runner.commitTransaction();
+      return await pending;
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      await runner.release();
+    }
+  }
+
+  /** The ADMIN of `f` loses the role meanwhile: removed from the class, or made a MEMBER. */
+  const adminLoss = (f: ClassWithMembers, how: 'removed' | 'demoted') =>
+    how === 'removed'
+      ? {
+          sql: `DELETE FROM class_members WHERE class_id = $1 AND user_id = $2`,
+          params: [f.cls.id, f.admin.id],
+        }
+      : {
+          sql: `UPDATE class_members SET role = 'MEMBER' WHERE class_id = $1 AND user_id = $2`,
+          params: [f.cls.id, f.admin.id],
+        };
 
   describe('every :classId route', () => {
     // Rows all have three entries: jest passes a `done` callback to a test taking more arguments than its row.
@@ -344,6 +394,20 @@ describe('classes', () => {
       expect(row.name).toBe('Keep');
     });
 
+    it.each(['removed', 'demoted'] as const)(
+      'answers 403 and changes nothing when the ADMIN is %s while the change waits',
+      async (how) => {
+        const f = await createClassWithMembers(ctx, { name: 'Keep' });
+        const res = await duringMembershipChange(f.cls.id, adminLoss(f, how), () =>
+          patch(f.admin, f.cls.id, { name: 'Renamed' }),
+        );
+        expect(res.status).toBe(403);
+        expect(res.body).toEqual(error('FORBIDDEN'));
+        const [row] = await ctx.db.query(`SELECT name FROM classes WHERE id = $1`, [f.cls.id]);
+        expect(row.name).toBe('Keep');
+      },
+    );
+
     it('clears the description with null and leaves omitted fields alone', async () => {
       const f = await createClassWithMembers(ctx, { name: 'Keep', description: 'text', color: '#123456' });
       const res = await patch(f.owner, f.cls.id, { description: null }).expect(200);
@@ -521,6 +585,29 @@ describe('classes', () => {
       },
     );
 
+    it('draws again when the new code is already taken by another class', async () => {
+      const [taken, f] = await Promise.all([createClassWithMembers(ctx), createClassWithMembers(ctx)]);
+      // The first ten draws spell the other class's code.
+      const draws = jest.spyOn(crypto, 'randomInt');
+      for (const char of taken.cls.inviteCode)
+        draws.mockImplementationOnce(() => INVITE_CODE_ALPHABET.indexOf(char));
+      try {
+        const res = await ctx.http
+          .post(`/classes/${f.cls.id}/invite-code`)
+          .set('Authorization', f.owner.auth)
+          .expect(200);
+        expect(res.body.inviteCode).toMatch(INVITE_CODE);
+        expect(res.body.inviteCode).not.toBe(taken.cls.inviteCode);
+        expect(draws).toHaveBeenCalledTimes(20);
+      } finally {
+        draws.mockRestore();
+      }
+      const joined = await post(f.outsider, '/classes/join', { inviteCode: taken.cls.inviteCode }).expect(
+        200,
+      );
+      expect(joined.body.id).toBe(taken.cls.id);
+    });
+
     it('forbids a MEMBER and keeps the code', async () => {
       const f = await createClassWithMembers(ctx);
       const res = await ctx.http.post(`/classes/${f.cls.id}/invite-code`).set('Authorization', f.member.auth);
@@ -528,6 +615,19 @@ describe('classes', () => {
       expect(res.body).toEqual(error('FORBIDDEN'));
       await post(f.outsider, '/classes/join', { inviteCode: f.cls.inviteCode }).expect(200);
     });
+
+    it.each(['removed', 'demoted'] as const)(
+      'answers 403 and keeps the code when the ADMIN is %s while the rotation waits',
+      async (how) => {
+        const f = await createClassWithMembers(ctx);
+        const res = await duringMembershipChange(f.cls.id, adminLoss(f, how), () =>
+          ctx.http.post(`/classes/${f.cls.id}/invite-code`).set('Authorization', f.admin.auth),
+        );
+        expect(res.status).toBe(403);
+        expect(res.body).toEqual(error('FORBIDDEN'));
+        await post(f.outsider, '/classes/join', { inviteCode: f.cls.inviteCode }).expect(200);
+      },
+    );
 
     it('forbids it on the personal class', async () => {
       const user = await createUser(ctx);

@@ -185,7 +185,10 @@ export class ClassesController {
   @ApiOperation({ summary: 'Replace the invite code; the old one stops working at once' })
   @ApiOkResponse({ type: InviteCodeResponse })
   @ApiClassRoute('Not OWNER or ADMIN, or the personal class')
-  async rotateInviteCode(@CurrentClassAccess() access: ClassAccess): Promise<InviteCodeResponse> {
-    return { inviteCode: await this.classes.rotateInviteCode(access) };
+  async rotateInviteCode(
+    @CurrentClassAccess() access: ClassAccess,
+    @CurrentUser() user: AuthUser,
+  ): Promise<InviteCodeResponse> {
+    return { inviteCode: await this.classes.rotateInviteCode(access, user.id) };
   }
 }

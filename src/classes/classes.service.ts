@@ -8,7 +8,7 @@ import { FileStorage } from '../files/file-storage';
 import { ClassSummaryRow, getClassSummary, listClassSummaries } from './classes.queries';
 import { CreateClassDto, UpdateClassDto } from './dto/class-fields.dto';
 import { ClassEntity, DEFAULT_CLASS_COLOR } from './entities/class.entity';
-import { ClassRole } from './entities/class-member.entity';
+import { ClassRole, MANAGER_ROLES } from './entities/class-member.entity';
 import { normalizeInviteCode, withFreshInviteCode } from './invite-code';
 
 /** The class an invite code names, as the joining user meets it. */
@@ -67,14 +67,17 @@ export class ClassesService {
     });
   }
 
-  async update(userId: string, classId: string, dto: UpdateClassDto): Promise<ClassSummaryRow> {
-    const changes: Partial<Pick<ClassEntity, 'name' | 'description' | 'color'>> = {};
-    if (dto.name !== undefined) changes.name = dto.name;
-    if (dto.description !== undefined) changes.description = dto.description;
-    if (dto.color !== undefined) changes.color = dto.color;
-    if (Object.keys(changes).length > 0)
-      await this.dataSource.getRepository(ClassEntity).update(classId, changes);
-    return getClassSummary(this.dataSource.manager, userId, classId);
+  /** Under the class lock, so a concurrent demotion or removal of the caller is seen (then 403, no change). */
+  update(userId: string, classId: string, dto: UpdateClassDto): Promise<ClassSummaryRow> {
+    return this.dataSource.transaction(async (manager) => {
+      await this.access.lockClassRole(manager, classId, userId, MANAGER_ROLES);
+      const changes: Partial<Pick<ClassEntity, 'name' | 'description' | 'color'>> = {};
+      if (dto.name !== undefined) changes.name = dto.name;
+      if (dto.description !== undefined) changes.description = dto.description;
+      if (dto.color !== undefined) changes.color = dto.color;
+      if (Object.keys(changes).length > 0) await manager.getRepository(ClassEntity).update(classId, changes);
+      return getClassSummary(manager, userId, classId);
+    });
   }
 
   /**
@@ -144,19 +147,28 @@ export class ClassesService {
     });
   }
 
-  /** A new invite code; the old one stops matching with this statement's commit. */
-  async rotateInviteCode(access: ClassAccess): Promise<string> {
+  /**
+   * A new invite code; the old one stops matching at commit. Under the class lock, so a caller demoted or
+   * removed meanwhile gets 403, not a code. A code taken by another class is retried under a savepoint.
+   */
+  rotateInviteCode(access: ClassAccess, userId: string): Promise<string> {
     if (access.isPersonal) throw AppError.forbidden('A personal class has no invite code');
-    const classes = this.dataSource.getRepository(ClassEntity);
-    return withFreshInviteCode(async (code) => {
-      try {
-        const result = await classes.update(access.classId, { inviteCode: code });
-        if (!result.affected) throw AppError.notFound('Class');
-        return code;
-      } catch (error) {
-        if (isUniqueViolation(error)) return undefined;
-        throw error;
-      }
+    return this.dataSource.transaction(async (manager) => {
+      await this.access.lockClassRole(manager, access.classId, userId, MANAGER_ROLES);
+      return withFreshInviteCode(async (code) => {
+        await manager.query('SAVEPOINT new_invite_code');
+        try {
+          await manager.query(`UPDATE classes SET invite_code = $2, updated_at = now() WHERE id = $1`, [
+            access.classId,
+            code,
+          ]);
+          return code;
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error;
+          await manager.query('ROLLBACK TO SAVEPOINT new_invite_code');
+          return undefined;
+        }
+      });
     });
   }
 
