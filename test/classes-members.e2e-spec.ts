@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ClassRole } from '../src/classes/entities/class-member.entity';
-import { addMember, ClassWithMembers, createClassWithMembers } from './utils/classes';
+import { addMember, ClassWithMembers, createClassWithMembers, duringClassChange } from './utils/classes';
 import { createTestApp, TestApp } from './utils/test-app';
 import { createUser, TestUser } from './utils/users';
 
@@ -350,6 +350,41 @@ describe('class members', () => {
       const res = await transfer(user, user.personalClassId, user.id);
       expect(res.status).toBe(403);
       expect(res.body).toEqual(error('FORBIDDEN'));
+    });
+
+    it('answers 400 and keeps the owner when the target leaves while the transfer waits', async () => {
+      const f = await createClassWithMembers(ctx);
+      const res = await duringClassChange(
+        ctx,
+        f.cls.id,
+        (db) =>
+          db.query(`DELETE FROM class_members WHERE class_id = $1 AND user_id = $2`, [f.cls.id, f.member.id]),
+        () => transfer(f.owner, f.cls.id, f.member.id),
+      );
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(error('VALIDATION_ERROR'));
+      expect(await roles(f.cls.id)).toEqual({
+        ownerId: f.owner.id,
+        roles: { [f.owner.id]: 'OWNER', [f.admin.id]: 'ADMIN' },
+      });
+    });
+
+    it('answers 403 to a member whose leave waits for a transfer to them', async () => {
+      const f = await createClassWithMembers(ctx);
+      const res = await duringClassChange(
+        ctx,
+        f.cls.id,
+        async (db) => {
+          const setRole = `UPDATE class_members SET role = $3 WHERE class_id = $1 AND user_id = $2`;
+          await db.query(setRole, [f.cls.id, f.owner.id, 'ADMIN']);
+          await db.query(setRole, [f.cls.id, f.member.id, 'OWNER']);
+          await db.query(`UPDATE classes SET owner_id = $2 WHERE id = $1`, [f.cls.id, f.member.id]);
+        },
+        () => removeMember(f.member, f.cls.id, f.member.id),
+      );
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual(error('FORBIDDEN'));
+      expect((await roles(f.cls.id)).roles[f.member.id]).toBe('OWNER');
     });
 
     it('leaves exactly one OWNER when transfers race', async () => {

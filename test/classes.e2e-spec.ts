@@ -1,7 +1,14 @@
 import crypto, { randomUUID } from 'node:crypto';
+import { QueryRunner } from 'typeorm';
 import { ClassRole } from '../src/classes/entities/class-member.entity';
-import { INVITE_CODE_ALPHABET } from '../src/classes/invite-code';
-import { addMember, ClassWithMembers, createClass, createClassWithMembers } from './utils/classes';
+import { generateInviteCode, INVITE_CODE_ALPHABET } from '../src/classes/invite-code';
+import {
+  addMember,
+  ClassWithMembers,
+  createClass,
+  createClassWithMembers,
+  duringClassChange,
+} from './utils/classes';
 import { attachQueryCounter } from './utils/query-counter';
 import { createTestApp, TestApp } from './utils/test-app';
 import { createUser, TestUser } from './utils/users';
@@ -27,54 +34,14 @@ describe('classes', () => {
   const post = (user: TestUser, path: string, body: object) =>
     ctx.http.post(path).set('Authorization', user.auth).send(body);
 
-  /** Until some backend of the test database waits for a lock. */
-  async function untilWaitingForLock(): Promise<void> {
-    for (let i = 0; i < 200; i++) {
-      const [{ waiting }] = await ctx.db.query(
-        `SELECT count(*)::int AS waiting FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-      );
-      if (waiting > 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    throw new Error('No request waited for the lock');
-  }
-
-  /**
-   * Sends `request` while a membership change of the class holds the class row (as role changes and removals
-   * do), and commits `change` once the request waits for it: the request must then decide on the new role.
-   */
-  async function duringMembershipChange(
-    classId: string,
-    change: { sql: string; params: unknown[] },
-    request: () => import('supertest').Test,
-  ): Promise<import('supertest').Response> {
-    const runner = ctx.db.createQueryRunner();
-    await runner.startTransaction();
-    try {
-      await runner.query(`SELECT 1 FROM classes WHERE id = $1 FOR UPDATE`, [classId]);
-      const pending = request().then((res) => res);
-      await untilWaitingForLock();
-      await runner.query(change.sql, change.params);
-      await runner.commitTransaction();
-      return await pending;
-    } finally {
-      if (runner.isTransactionActive) await runner.rollbackTransaction();
-      await runner.release();
-    }
-  }
-
   /** The ADMIN of `f` loses the role meanwhile: removed from the class, or made a MEMBER. */
-  const adminLoss = (f: ClassWithMembers, how: 'removed' | 'demoted') =>
-    how === 'removed'
-      ? {
-          sql: `DELETE FROM class_members WHERE class_id = $1 AND user_id = $2`,
-          params: [f.cls.id, f.admin.id],
-        }
-      : {
-          sql: `UPDATE class_members SET role = 'MEMBER' WHERE class_id = $1 AND user_id = $2`,
-          params: [f.cls.id, f.admin.id],
-        };
+  const adminLoss = (f: ClassWithMembers, how: 'removed' | 'demoted') => (db: QueryRunner) =>
+    db.query(
+      how === 'removed'
+        ? `DELETE FROM class_members WHERE class_id = $1 AND user_id = $2`
+        : `UPDATE class_members SET role = 'MEMBER' WHERE class_id = $1 AND user_id = $2`,
+      [f.cls.id, f.admin.id],
+    );
 
   describe('every :classId route', () => {
     // Rows all have three entries: jest passes a `done` callback to a test taking more arguments than its row.
@@ -398,7 +365,7 @@ describe('classes', () => {
       'answers 403 and changes nothing when the ADMIN is %s while the change waits',
       async (how) => {
         const f = await createClassWithMembers(ctx, { name: 'Keep' });
-        const res = await duringMembershipChange(f.cls.id, adminLoss(f, how), () =>
+        const res = await duringClassChange(ctx, f.cls.id, adminLoss(f, how), () =>
           patch(f.admin, f.cls.id, { name: 'Renamed' }),
         );
         expect(res.status).toBe(403);
@@ -511,6 +478,34 @@ describe('classes', () => {
       expect(count).toBe(1);
     });
 
+    it.each([
+      [
+        'replaced',
+        (f: ClassWithMembers) => (db: QueryRunner) =>
+          db.query(`UPDATE classes SET invite_code = $2 WHERE id = $1`, [f.cls.id, generateInviteCode()]),
+      ],
+      [
+        'deleted',
+        (f: ClassWithMembers) => (db: QueryRunner) =>
+          db.query(`DELETE FROM classes WHERE id = $1`, [f.cls.id]),
+      ],
+    ])(
+      'answers 404 and adds nobody when the class or code is %s while the join waits',
+      async (_how, change) => {
+        const f = await createClassWithMembers(ctx);
+        const res = await duringClassChange(ctx, f.cls.id, change(f), () =>
+          post(f.outsider, '/classes/join', { inviteCode: f.cls.inviteCode }),
+        );
+        expect(res.status).toBe(404);
+        expect(res.body).toEqual(error('NOT_FOUND'));
+        const rows = await ctx.db.query(`SELECT 1 FROM class_members WHERE user_id = $1 AND class_id = $2`, [
+          f.outsider.id,
+          f.cls.id,
+        ]);
+        expect(rows).toEqual([]);
+      },
+    );
+
     describe('school-restricted class', () => {
       let schoolId: string;
       let f: ClassWithMembers;
@@ -620,7 +615,7 @@ describe('classes', () => {
       'answers 403 and keeps the code when the ADMIN is %s while the rotation waits',
       async (how) => {
         const f = await createClassWithMembers(ctx);
-        const res = await duringMembershipChange(f.cls.id, adminLoss(f, how), () =>
+        const res = await duringClassChange(ctx, f.cls.id, adminLoss(f, how), () =>
           ctx.http.post(`/classes/${f.cls.id}/invite-code`).set('Authorization', f.admin.auth),
         );
         expect(res.status).toBe(403);

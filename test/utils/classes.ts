@@ -1,5 +1,7 @@
 import { ClassRole } from '../../src/classes/entities/class-member.entity';
 import { generateInviteCode } from '../../src/classes/invite-code';
+import type { Response, Test } from 'supertest';
+import { QueryRunner } from 'typeorm';
 import { TestApp } from './test-app';
 import { createUser, TestUser } from './users';
 
@@ -78,4 +80,43 @@ export async function createClassWithMembers(
   await addMember(ctx, cls.id, admin, ClassRole.ADMIN);
   await addMember(ctx, cls.id, member, ClassRole.MEMBER);
   return { cls, owner, admin, member, outsider };
+}
+
+/** Until some backend of the test database waits for a lock. */
+async function untilWaitingForLock(ctx: TestApp): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const [{ waiting }] = await ctx.db.query(
+      `SELECT count(*)::int AS waiting FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    if (waiting > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('No request waited for the lock');
+}
+
+/**
+ * Sends `request` while a change of the class holds its row locked (as membership changes, PATCH, invite-code
+ * rotation and deletion do), and commits `change` once the request waits: the request must then decide on
+ * the class and roles as the change left them.
+ */
+export async function duringClassChange(
+  ctx: TestApp,
+  classId: string,
+  change: (db: QueryRunner) => Promise<unknown>,
+  request: () => Test,
+): Promise<Response> {
+  const runner = ctx.db.createQueryRunner();
+  await runner.startTransaction();
+  try {
+    await runner.query(`SELECT 1 FROM classes WHERE id = $1 FOR UPDATE`, [classId]);
+    const pending = request().then((res) => res);
+    await untilWaitingForLock(ctx);
+    await change(runner);
+    await runner.commitTransaction();
+    return await pending;
+  } finally {
+    if (runner.isTransactionActive) await runner.rollbackTransaction();
+    await runner.release();
+  }
 }
