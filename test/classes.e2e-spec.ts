@@ -454,6 +454,7 @@ describe('classes', () => {
     it.each([
       ['missing code', {}],
       ['empty code', { inviteCode: '' }],
+      ['blank code', { inviteCode: ' \t ' }],
       ['code not a string', { inviteCode: 1234567890 }],
       ['unknown field', { inviteCode: 'ABCDEFGHJK', role: 'ADMIN' }],
     ])('rejects %s with 400 VALIDATION_ERROR', async (_case, body) => {

@@ -56,6 +56,7 @@ export class UpdateClassDto extends PartialType(OmitType(CreateClassDto, ['schoo
 
 export class JoinClassDto {
   @ApiProperty({ example: 'K7QW2MZP9A', description: 'Trimmed, case-insensitive' })
+  @Trim()
   @IsString()
   @IsNotEmpty()
   @MaxLength(64)
