@@ -257,6 +257,9 @@ describe('notifications: delivery over EMAIL, WEBHOOK and MESSENGER', () => {
       'http://[fe80::1]/hook',
       'http://[::ffff:127.0.0.1]/hook',
       'http://0.0.0.0/hook',
+      // Unparsable for the host check: was a 500.
+      'https://xn--a.com/hook',
+      'http://[fe80::1%25eth0]/hook',
     ])('refuses the webhook address %s', async (address) => {
       const user = await createUser(guarded);
       const res = await guarded.http

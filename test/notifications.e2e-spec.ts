@@ -202,6 +202,9 @@ describe('notifications: preferences and inbox', () => {
       [{ channel: 'WEBHOOK', address: 'javascript:alert(1)' }],
       [{ channel: 'WEBHOOK', address: 'example.com/hook' }],
       [{ channel: 'WEBHOOK', address: `https://example.com/${'a'.repeat(2048)}` }],
+      // Pass the URL validator, but no HTTP client can parse them (invalid punycode, IPv6 zone id).
+      [{ channel: 'WEBHOOK', address: 'https://xn--a.com/hook' }],
+      [{ channel: 'WEBHOOK', address: 'http://[fe80::1%25eth0]/hook' }],
       [{ channel: 'MESSENGER', address: 'abc' }],
       [{ channel: 'MESSENGER', address: '12a' }],
       [{ channel: 'MESSENGER', address: '@' }],
