@@ -8,6 +8,7 @@ import {
   setPref,
   waitFor,
 } from './utils/notifications';
+import { putSubmission, seedSubmissions } from './utils/submissions';
 import { createTask } from './utils/tasks';
 import { createTestApp, TestApp } from './utils/test-app';
 import { createUser, TestUser } from './utils/users';
@@ -231,6 +232,125 @@ describe('notifications: delivery over EMAIL, WEBHOOK and MESSENGER', () => {
       return current.status === 'SENT' && current;
     });
     expect(after).toEqual({ status: 'SENT', attempts: 2 });
+  });
+
+  describe('a retry whose notification is out of date by then', () => {
+    /**
+     * A member's notification of `type` about a new task (due in 2 hours), with a WEBHOOK retry queued as after
+     * a failed attempt; `change` runs while the retry waits, then it becomes due. Answers the finished
+     * delivery and the hits of its `webhook-id`.
+     */
+    async function retryAfter(
+      type: 'TASK_PUBLISHED' | 'TASK_DUE_REMINDER',
+      change: (room: { owner: TestUser; member: TestUser; classId: string; taskId: string }) => Promise<void>,
+    ) {
+      const owner = await createUser(ctx);
+      const member = await createUser(ctx);
+      const classId = await classOf(owner, member);
+      const dueAt = new Date(Date.now() + 2 * 3_600_000).toISOString();
+      const { id: taskId } = await createTask(ctx, classId, owner, { dueAt });
+      // The default offset of 24 hours has passed already: the reminder comes at the next scheduled run.
+      const items = await waitFor('both notifications', async () => {
+        const found = (await inbox(ctx, member)).items;
+        return found.length === 2 && found;
+      });
+      const item = items.find((notification) => notification.type === type)!;
+      const path = await hookOf(member);
+      const [{ id }] = await ctx.db.query(
+        `INSERT INTO notification_deliveries (notification_id, channel, address, attempts, last_error, next_attempt_at)
+         VALUES ($1, 'WEBHOOK', $2, 1, 'HTTP 503', now() + interval '1 hour') RETURNING id`,
+        [item.id, receiver.url(path)],
+      );
+      await change({ owner, member, classId, taskId });
+      await ctx.db.query(`UPDATE notification_deliveries SET next_attempt_at = now() WHERE id = $1`, [id]);
+      const row = await waitFor('retry finished', async () => {
+        const [current]: DeliveryRow[] = await ctx.db.query(
+          `SELECT * FROM notification_deliveries WHERE id = $1`,
+          [id],
+        );
+        return current.status !== 'PENDING' && current;
+      });
+      // Only this retry's hits: a reminder armed by `change` may reach the same hook.
+      return { row, hits: hits(path).filter((hit) => hit.headers['webhook-id'] === id) };
+    }
+
+    it('still goes out when nothing changed', async () => {
+      for (const type of ['TASK_PUBLISHED', 'TASK_DUE_REMINDER'] as const) {
+        const { row, hits: received } = await retryAfter(type, async () => undefined);
+        expect(row).toMatchObject({ status: 'SENT', attempts: 2 });
+        expect(received).toHaveLength(1);
+      }
+    });
+
+    it.each([
+      [
+        'the task was deleted',
+        async ({ owner, taskId }: { owner: TestUser; taskId: string }) => {
+          // With a submission the task is soft-deleted, and its notifications stay.
+          await seedSubmissions(ctx, taskId, [owner.id]);
+          await ctx.http.delete(`/tasks/${taskId}`).set('Authorization', owner.auth).expect(204);
+        },
+      ],
+      [
+        'the recipient left the class',
+        async ({ member, classId }: { member: TestUser; classId: string }) => {
+          await ctx.http
+            .delete(`/classes/${classId}/members/${member.id}`)
+            .set('Authorization', member.auth)
+            .expect(204);
+        },
+      ],
+      [
+        'the recipient is deactivated',
+        async ({ member }: { member: TestUser }) => {
+          await ctx.db.query(`UPDATE users SET is_active = false WHERE id = $1`, [member.id]);
+        },
+      ],
+    ])('is dropped for both types when %s', async (reason, change) => {
+      for (const type of ['TASK_PUBLISHED', 'TASK_DUE_REMINDER'] as const) {
+        const { row, hits: received } = await retryAfter(type, change);
+        expect(row).toMatchObject({ status: 'FAILED', attempts: 1, last_error: `not sent: ${reason}` });
+        expect(received).toEqual([]);
+      }
+    });
+
+    it.each([
+      [
+        'the recipient has submitted',
+        async ({ member, taskId }: { member: TestUser; taskId: string }) => {
+          await putSubmission(ctx, taskId, member, 'done');
+        },
+      ],
+      [
+        'the due time moved',
+        async ({ owner, taskId }: { owner: TestUser; taskId: string }) => {
+          await ctx.http
+            .patch(`/tasks/${taskId}`)
+            .set('Authorization', owner.auth)
+            .send({ dueAt: new Date(Date.now() + 5 * 3_600_000).toISOString() })
+            .expect(200);
+        },
+      ],
+      [
+        'the due time has passed',
+        async ({ taskId }: { taskId: string }) => {
+          // As if the retry had waited past the deadline.
+          await ctx.db.query(
+            `WITH moved AS (UPDATE tasks SET due_at = due_at - interval '3 hours' WHERE id = $1)
+             UPDATE notifications SET due_at = due_at - interval '3 hours' WHERE task_id = $1`,
+            [taskId],
+          );
+        },
+      ],
+    ])('is dropped for a reminder when %s', async (reason, change) => {
+      const reminder = await retryAfter('TASK_DUE_REMINDER', change);
+      expect(reminder.row).toMatchObject({
+        status: 'FAILED',
+        attempts: 1,
+        last_error: `not sent: ${reason}`,
+      });
+      expect(reminder.hits).toEqual([]);
+    });
   });
 
   describe('without private webhooks and without a Telegram token', () => {
