@@ -77,10 +77,12 @@ function post(
     const fail = (error: Error) =>
       reject(error.name === 'AbortError' ? new Error(`timed out after ${timeoutMs} ms`) : error);
     const req = send(url, options, (res) => {
-      // The body is not needed; reading it to the end frees the socket.
+      // The status decides: waiting for a body the receiver never finishes would turn a 2xx into a timeout
+      // and a duplicate at the next retry. The body is read and dropped (which frees the socket), until the
+      // timeout destroys the request.
+      resolve(res.statusCode ?? 0);
+      res.on('error', () => undefined);
       res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', fail);
     });
     req.on('error', fail);
     req.end(body);
