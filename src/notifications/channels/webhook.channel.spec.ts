@@ -1,3 +1,4 @@
+import dns from 'node:dns/promises';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { loadConfig } from '../../config/config';
@@ -68,5 +69,19 @@ describe('WebhookChannel', () => {
     await expect(
       channelWithShortTimeout().send(job(`http://127.0.0.1:${port}/stalled-body`)),
     ).resolves.toBeUndefined();
+  });
+
+  it('counts name resolution in the timeout', async () => {
+    // A name server that never answers: the attempt must end within the timeout all the same.
+    const lookup = jest.spyOn(dns, 'lookup').mockReturnValue(new Promise(() => undefined));
+    try {
+      const started = Date.now();
+      await expect(channelWithShortTimeout().send(job('http://hangs.example/hook'))).rejects.toThrow(
+        'cannot resolve hangs.example: timed out after 200 ms',
+      );
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      lookup.mockRestore();
+    }
   });
 });
