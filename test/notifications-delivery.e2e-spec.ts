@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { DeliveryOutbox } from '../src/notifications/delivery/delivery-outbox';
+import { NotificationChannelName } from '../src/notifications/entities/notification-pref.entity';
 import { addMember, createClass } from './utils/classes';
 import {
   deliveriesOf,
@@ -9,7 +11,7 @@ import {
   waitFor,
 } from './utils/notifications';
 import { putSubmission, seedSubmissions } from './utils/submissions';
-import { createTask } from './utils/tasks';
+import { createDraft, createTask } from './utils/tasks';
 import { createTestApp, TestApp } from './utils/test-app';
 import { createUser, TestUser } from './utils/users';
 import { SmtpCapture, startSmtpCapture } from './fakes/smtp-server';
@@ -350,6 +352,40 @@ describe('notifications: delivery over EMAIL, WEBHOOK and MESSENGER', () => {
         last_error: `not sent: ${reason}`,
       });
       expect(reminder.hits).toEqual([]);
+    });
+  });
+
+  describe('order of claims', () => {
+    let idle: TestApp;
+    beforeAll(async () => {
+      // No job runs: the test claims by itself.
+      idle = await createTestApp({ DELIVERY_POLL_INTERVAL_MS: '3600000', SCHEDULER_CRON: '0 0 0 1 1 *' });
+    });
+    afterAll(async () => idle.close());
+
+    it('claims an account e-mail before the notification e-mails queued earlier', async () => {
+      // A publication to a large class queues thousands of e-mails; a password reset must not wait for them.
+      const owner = await createUser(idle);
+      const cls = await createClass(idle, owner);
+      for (let i = 0; i < 3; i += 1) {
+        const draft = await createDraft(idle, cls.id, owner);
+        await idle.db.query(
+          `WITH announced AS (
+             INSERT INTO notifications (user_id, type, task_id, class_id, task_title, class_name, title, content, status)
+             VALUES ($1, 'TASK_PUBLISHED', $2, $3, 'Task', 'Class', 'Title', 'Content', 'SENT') RETURNING id)
+           INSERT INTO notification_deliveries (notification_id, channel, address, next_attempt_at)
+           SELECT id, 'EMAIL', $4, now() - interval '1 minute' FROM announced`,
+          [owner.id, draft.id, cls.id, owner.email],
+        );
+      }
+      const newcomer = `newcomer-${randomBytes(4).toString('hex')}@example.com`;
+      await idle.http.post('/auth/register').send({ email: newcomer }).expect(200);
+
+      const outbox = idle.app.get(DeliveryOutbox);
+      const [first] = await outbox.claim(NotificationChannelName.EMAIL, 1);
+      expect(first).toMatchObject({ address: newcomer, event: null });
+      const rest = await outbox.claim(NotificationChannelName.EMAIL, 10);
+      expect(rest.map((job) => job.address)).toEqual([owner.email, owner.email, owner.email]);
     });
   });
 

@@ -59,8 +59,10 @@ const OUT_OF_DATE = `CASE
   END`;
 
 /**
- * Claims ready deliveries of one channel: `FOR UPDATE SKIP LOCKED` keeps concurrent claimers apart, the
- * lease (`locked_until`) keeps them apart after the claim commits, and `attempts` + 1 marks this claim.
+ * Claims ready deliveries of one channel, account e-mails first (they never wait behind the fan-out of a
+ * publication; index `ix_notification_deliveries_claim`): `FOR UPDATE SKIP LOCKED` keeps concurrent claimers
+ * apart, the lease (`locked_until`) keeps them apart after the claim commits, and `attempts` + 1 marks this
+ * claim.
  * A delivery that is out of date is finished as FAILED with the reason instead (no attempt is counted);
  * it comes back with `out_of_date` set, to be left unsent.
  */
@@ -76,7 +78,7 @@ const CLAIM_SQL = `
         SELECT id, notification_id FROM notification_deliveries
          WHERE status = 'PENDING' AND channel = $1 AND next_attempt_at <= now()
            AND (locked_until IS NULL OR locked_until <= now())
-         ORDER BY next_attempt_at
+         ORDER BY notification_id IS NOT NULL, next_attempt_at
          LIMIT $2
          FOR UPDATE SKIP LOCKED
       ) ready
