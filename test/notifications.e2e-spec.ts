@@ -312,6 +312,22 @@ describe('notifications: preferences and inbox', () => {
       expect(res.body).toEqual(VALIDATION);
     });
 
+    it('names what is wrong with a limit', async () => {
+      const user = await createUser(ctx);
+      for (const [limit, error] of [
+        ['ten', 'limit must be an integer number'],
+        ['1.5', 'limit must be an integer number'],
+        ['0', 'limit must not be less than 1'],
+        ['51', 'limit must not be greater than 50'],
+      ]) {
+        const res = await ctx.http
+          .get('/users/me/notifications')
+          .query({ limit })
+          .set('Authorization', user.auth);
+        expect(res.body).toEqual({ error, code: 'VALIDATION_ERROR' });
+      }
+    });
+
     it("rejects an unknown cursor, another user's notification and a PENDING one with 400", async () => {
       const user = await createUser(ctx);
       await seedInbox(user, 2);
