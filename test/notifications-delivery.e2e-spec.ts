@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { DeliveryOutbox } from '../src/notifications/delivery/delivery-outbox';
+import { NotificationChannelName } from '../src/notifications/entities/notification-pref.entity';
 import { addMember, createClass } from './utils/classes';
 import {
   deliveriesOf,
@@ -8,7 +10,8 @@ import {
   setPref,
   waitFor,
 } from './utils/notifications';
-import { createTask } from './utils/tasks';
+import { putSubmission, seedSubmissions } from './utils/submissions';
+import { createDraft, createTask } from './utils/tasks';
 import { createTestApp, TestApp } from './utils/test-app';
 import { createUser, TestUser } from './utils/users';
 import { SmtpCapture, startSmtpCapture } from './fakes/smtp-server';
@@ -233,6 +236,159 @@ describe('notifications: delivery over EMAIL, WEBHOOK and MESSENGER', () => {
     expect(after).toEqual({ status: 'SENT', attempts: 2 });
   });
 
+  describe('a retry whose notification is out of date by then', () => {
+    /**
+     * A member's notification of `type` about a new task (due in 2 hours), with a WEBHOOK retry queued as after
+     * a failed attempt; `change` runs while the retry waits, then it becomes due. Answers the finished
+     * delivery and the hits of its `webhook-id`.
+     */
+    async function retryAfter(
+      type: 'TASK_PUBLISHED' | 'TASK_DUE_REMINDER',
+      change: (room: { owner: TestUser; member: TestUser; classId: string; taskId: string }) => Promise<void>,
+    ) {
+      const owner = await createUser(ctx);
+      const member = await createUser(ctx);
+      const classId = await classOf(owner, member);
+      const dueAt = new Date(Date.now() + 2 * 3_600_000).toISOString();
+      const { id: taskId } = await createTask(ctx, classId, owner, { dueAt });
+      // The default offset of 24 hours has passed already: the reminder comes at the next scheduled run.
+      const items = await waitFor('both notifications', async () => {
+        const found = (await inbox(ctx, member)).items;
+        return found.length === 2 && found;
+      });
+      const item = items.find((notification) => notification.type === type)!;
+      const path = await hookOf(member);
+      const [{ id }] = await ctx.db.query(
+        `INSERT INTO notification_deliveries (notification_id, channel, address, attempts, last_error, next_attempt_at)
+         VALUES ($1, 'WEBHOOK', $2, 1, 'HTTP 503', now() + interval '1 hour') RETURNING id`,
+        [item.id, receiver.url(path)],
+      );
+      await change({ owner, member, classId, taskId });
+      await ctx.db.query(`UPDATE notification_deliveries SET next_attempt_at = now() WHERE id = $1`, [id]);
+      const row = await waitFor('retry finished', async () => {
+        const [current]: DeliveryRow[] = await ctx.db.query(
+          `SELECT * FROM notification_deliveries WHERE id = $1`,
+          [id],
+        );
+        return current.status !== 'PENDING' && current;
+      });
+      // Only this retry's hits: a reminder armed by `change` may reach the same hook.
+      return { row, hits: hits(path).filter((hit) => hit.headers['webhook-id'] === id) };
+    }
+
+    it('still goes out when nothing changed', async () => {
+      for (const type of ['TASK_PUBLISHED', 'TASK_DUE_REMINDER'] as const) {
+        const { row, hits: received } = await retryAfter(type, async () => undefined);
+        expect(row).toMatchObject({ status: 'SENT', attempts: 2 });
+        expect(received).toHaveLength(1);
+      }
+    });
+
+    it.each([
+      [
+        'the task was deleted',
+        async ({ owner, taskId }: { owner: TestUser; taskId: string }) => {
+          // With a submission the task is soft-deleted, and its notifications stay.
+          await seedSubmissions(ctx, taskId, [owner.id]);
+          await ctx.http.delete(`/tasks/${taskId}`).set('Authorization', owner.auth).expect(204);
+        },
+      ],
+      [
+        'the recipient left the class',
+        async ({ member, classId }: { member: TestUser; classId: string }) => {
+          await ctx.http
+            .delete(`/classes/${classId}/members/${member.id}`)
+            .set('Authorization', member.auth)
+            .expect(204);
+        },
+      ],
+      [
+        'the recipient is deactivated',
+        async ({ member }: { member: TestUser }) => {
+          await ctx.db.query(`UPDATE users SET is_active = false WHERE id = $1`, [member.id]);
+        },
+      ],
+    ])('is dropped for both types when %s', async (reason, change) => {
+      for (const type of ['TASK_PUBLISHED', 'TASK_DUE_REMINDER'] as const) {
+        const { row, hits: received } = await retryAfter(type, change);
+        expect(row).toMatchObject({ status: 'FAILED', attempts: 1, last_error: `not sent: ${reason}` });
+        expect(received).toEqual([]);
+      }
+    });
+
+    it.each([
+      [
+        'the recipient has submitted',
+        async ({ member, taskId }: { member: TestUser; taskId: string }) => {
+          await putSubmission(ctx, taskId, member, 'done');
+        },
+      ],
+      [
+        'the due time moved',
+        async ({ owner, taskId }: { owner: TestUser; taskId: string }) => {
+          await ctx.http
+            .patch(`/tasks/${taskId}`)
+            .set('Authorization', owner.auth)
+            .send({ dueAt: new Date(Date.now() + 5 * 3_600_000).toISOString() })
+            .expect(200);
+        },
+      ],
+      [
+        'the due time has passed',
+        async ({ taskId }: { taskId: string }) => {
+          // As if the retry had waited past the deadline.
+          await ctx.db.query(
+            `WITH moved AS (UPDATE tasks SET due_at = due_at - interval '3 hours' WHERE id = $1)
+             UPDATE notifications SET due_at = due_at - interval '3 hours' WHERE task_id = $1`,
+            [taskId],
+          );
+        },
+      ],
+    ])('is dropped for a reminder when %s', async (reason, change) => {
+      const reminder = await retryAfter('TASK_DUE_REMINDER', change);
+      expect(reminder.row).toMatchObject({
+        status: 'FAILED',
+        attempts: 1,
+        last_error: `not sent: ${reason}`,
+      });
+      expect(reminder.hits).toEqual([]);
+    });
+  });
+
+  describe('order of claims', () => {
+    let idle: TestApp;
+    beforeAll(async () => {
+      // No job runs: the test claims by itself.
+      idle = await createTestApp({ DELIVERY_POLL_INTERVAL_MS: '3600000', SCHEDULER_CRON: '0 0 0 1 1 *' });
+    });
+    afterAll(async () => idle.close());
+
+    it('claims an account e-mail before the notification e-mails queued earlier', async () => {
+      // A publication to a large class queues thousands of e-mails; a password reset must not wait for them.
+      const owner = await createUser(idle);
+      const cls = await createClass(idle, owner);
+      for (let i = 0; i < 3; i += 1) {
+        const draft = await createDraft(idle, cls.id, owner);
+        await idle.db.query(
+          `WITH announced AS (
+             INSERT INTO notifications (user_id, type, task_id, class_id, task_title, class_name, title, content, status)
+             VALUES ($1, 'TASK_PUBLISHED', $2, $3, 'Task', 'Class', 'Title', 'Content', 'SENT') RETURNING id)
+           INSERT INTO notification_deliveries (notification_id, channel, address, next_attempt_at)
+           SELECT id, 'EMAIL', $4, now() - interval '1 minute' FROM announced`,
+          [owner.id, draft.id, cls.id, owner.email],
+        );
+      }
+      const newcomer = `newcomer-${randomBytes(4).toString('hex')}@example.com`;
+      await idle.http.post('/auth/register').send({ email: newcomer }).expect(200);
+
+      const outbox = idle.app.get(DeliveryOutbox);
+      const [first] = await outbox.claim(NotificationChannelName.EMAIL, 1);
+      expect(first).toMatchObject({ address: newcomer, event: null });
+      const rest = await outbox.claim(NotificationChannelName.EMAIL, 10);
+      expect(rest.map((job) => job.address)).toEqual([owner.email, owner.email, owner.email]);
+    });
+  });
+
   describe('without private webhooks and without a Telegram token', () => {
     let guarded: TestApp;
     beforeAll(async () => {
@@ -257,6 +413,9 @@ describe('notifications: delivery over EMAIL, WEBHOOK and MESSENGER', () => {
       'http://[fe80::1]/hook',
       'http://[::ffff:127.0.0.1]/hook',
       'http://0.0.0.0/hook',
+      // Unparsable for the host check: was a 500.
+      'https://xn--a.com/hook',
+      'http://[fe80::1%25eth0]/hook',
     ])('refuses the webhook address %s', async (address) => {
       const user = await createUser(guarded);
       const res = await guarded.http

@@ -287,3 +287,27 @@ describe('notifications: production of TASK_PUBLISHED and TASK_DUE_REMINDER', ()
     });
   });
 });
+
+describe('notifications: order of production in one scheduled run', () => {
+  let ctx: TestApp;
+  beforeAll(async () => {
+    // Only the scheduled job runs: it announces the task and reminds of it in the same run.
+    ctx = await createTestApp({ SCHEDULER_CRON: '*/1 * * * * *', DELIVERY_POLL_INTERVAL_MS: '3600000' });
+  });
+  afterAll(async () => ctx.close());
+
+  it('announces a task before it reminds of it', async () => {
+    const owner = await createUser(ctx);
+    const cls = await createClass(ctx, owner);
+    // Due within the default offset of 24 hours: its reminder is due at once.
+    const dueAt = new Date(Date.now() + 3_600_000).toISOString();
+    const task = await createTask(ctx, cls.id, owner, { dueAt });
+    const rows = await waitFor('both notifications', async () => {
+      const found = await notificationsOfTask(ctx, task.id);
+      return found.length === 2 && found;
+    });
+    expect(rows.map((row) => row.type)).toEqual(['TASK_PUBLISHED', 'TASK_DUE_REMINDER']);
+    const items = (await inbox(ctx, owner)).items.map((item) => item.type);
+    expect(items).toEqual(['TASK_DUE_REMINDER', 'TASK_PUBLISHED']);
+  });
+});

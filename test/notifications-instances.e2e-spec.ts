@@ -43,7 +43,7 @@ describe('notifications: several instances and restarts on one database', () => 
 
   it('two instances produce and deliver every notification exactly once', async () => {
     const database = await createSharedDatabase();
-    const env = { ...FAST_NOTIFICATIONS, SMTP_URL: smtp.url, REMINDER_HOURS_BEFORE_DUE: '0.001' };
+    const env = { ...FAST_NOTIFICATIONS, SMTP_URL: smtp.url, REMINDER_HOURS_BEFORE_DUE: '0.005' };
     const [first, second] = await Promise.all([
       createTestApp(env, { databaseUrl: database.url }),
       createTestApp(env, { databaseUrl: database.url }),
@@ -58,7 +58,8 @@ describe('notifications: several instances and restarts on one database', () => 
         await hookOf(first, member);
         members.push(member);
       }
-      const dueAt = new Date(Date.now() + 3000).toISOString();
+      // The reminder moment (18 s before) has passed at once; a reminder claimed after dueAt is not sent.
+      const dueAt = new Date(Date.now() + 15_000).toISOString();
       const tasks = [
         await createTask(first, cls.id, owner, { dueAt }),
         await createTask(second, cls.id, owner, { dueAt }),

@@ -202,6 +202,9 @@ describe('notifications: preferences and inbox', () => {
       [{ channel: 'WEBHOOK', address: 'javascript:alert(1)' }],
       [{ channel: 'WEBHOOK', address: 'example.com/hook' }],
       [{ channel: 'WEBHOOK', address: `https://example.com/${'a'.repeat(2048)}` }],
+      // Pass the URL validator, but no HTTP client can parse them (invalid punycode, IPv6 zone id).
+      [{ channel: 'WEBHOOK', address: 'https://xn--a.com/hook' }],
+      [{ channel: 'WEBHOOK', address: 'http://[fe80::1%25eth0]/hook' }],
       [{ channel: 'MESSENGER', address: 'abc' }],
       [{ channel: 'MESSENGER', address: '12a' }],
       [{ channel: 'MESSENGER', address: '@' }],
@@ -307,6 +310,22 @@ describe('notifications: preferences and inbox', () => {
       const res = await ctx.http.get('/users/me/notifications').query(query).set('Authorization', user.auth);
       expect(res.status).toBe(400);
       expect(res.body).toEqual(VALIDATION);
+    });
+
+    it('names what is wrong with a limit', async () => {
+      const user = await createUser(ctx);
+      for (const [limit, error] of [
+        ['ten', 'limit must be an integer number'],
+        ['1.5', 'limit must be an integer number'],
+        ['0', 'limit must not be less than 1'],
+        ['51', 'limit must not be greater than 50'],
+      ]) {
+        const res = await ctx.http
+          .get('/users/me/notifications')
+          .query({ limit })
+          .set('Authorization', user.auth);
+        expect(res.body).toEqual({ error, code: 'VALIDATION_ERROR' });
+      }
     });
 
     it("rejects an unknown cursor, another user's notification and a PENDING one with 400", async () => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
+import { validateCronExpression } from 'cron';
 
 /**
  * The whole configuration of the service, read once from the environment and validated.
@@ -105,14 +106,21 @@ function url(env: Env, name: string, fallback: string | null, protocols: string[
   return raw.replace(/\/+$/, '');
 }
 
+/** One year. */
+const MAX_REMINDER_HOURS = 8760;
+
 function reminderHours(env: Env): number[] {
   const raw = str(env, 'REMINDER_HOURS_BEFORE_DUE', '24');
   const parts = raw.split(',').map((part) => part.trim());
   const hours = parts.map(Number);
-  if (parts.some((part) => part === '') || hours.some((h) => !Number.isFinite(h) || h <= 0)) {
+  // The bound keeps `dueAt − h` within PostgreSQL's timestamps; a reminder a year ahead is already unusual.
+  if (
+    parts.some((part) => part === '') ||
+    hours.some((h) => !Number.isFinite(h) || h <= 0 || h > MAX_REMINDER_HOURS)
+  ) {
     throw new ConfigError(
       'REMINDER_HOURS_BEFORE_DUE',
-      `must be comma-separated positive hours, got "${raw}"`,
+      `must be comma-separated hours above 0 and at most ${MAX_REMINDER_HOURS}, got "${raw}"`,
     );
   }
   return [...new Set(hours)].sort((a, b) => b - a);
@@ -120,7 +128,7 @@ function reminderHours(env: Env): number[] {
 
 function cron(env: Env): string {
   const value = str(env, 'SCHEDULER_CRON', '0 * * * * *').trim();
-  if (value.split(/\s+/).length !== 6) {
+  if (value.split(/\s+/).length !== 6 || !validateCronExpression(value).valid) {
     throw new ConfigError('SCHEDULER_CRON', `must be a 6-field cron expression, got "${value}"`);
   }
   return value;

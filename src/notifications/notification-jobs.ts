@@ -56,8 +56,9 @@ export class NotificationJobs implements OnApplicationBootstrap, OnModuleDestroy
 
   /** `scheduled`: the SCHEDULER_CRON run, with reminders and a publication scan over every task. */
   private async cycle(scheduled: boolean): Promise<void> {
-    if (scheduled) await this.producer.remindDue();
+    // Announcements first: a task due soon is announced before it is reminded of, in the inbox too.
     await this.producer.publishDue(scheduled ? 'all' : 'recent');
+    if (scheduled) await this.producer.remindDue();
     await this.dispatcher.dispatchPending();
     this.worker.wake();
   }

@@ -18,6 +18,8 @@ describe('webhook target checks', () => {
     '255.255.255.255',
     '::',
     '::1',
+    '::7f00:1',
+    '::a00:1',
     'fc00::1',
     'fd12:3456::1',
     'fe80::1',
@@ -47,6 +49,7 @@ describe('webhook target checks', () => {
     expect(isForbiddenLiteralHost(new URL('http://LOCALHOST/x'))).toBe(true);
     expect(isForbiddenLiteralHost(new URL('http://api.localhost/x'))).toBe(true);
     expect(isForbiddenLiteralHost(new URL('http://0x7f000001/x'))).toBe(true);
+    expect(isForbiddenLiteralHost(new URL('http://[::127.0.0.1]/x'))).toBe(true);
     expect(isForbiddenLiteralHost(new URL('https://hooks.example.com/x'))).toBe(false);
     expect(isForbiddenLiteralHost(new URL('https://93.184.215.14/x'))).toBe(false);
   });

@@ -23,7 +23,7 @@ for (const [network, prefix] of [
   FORBIDDEN.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 127], // unspecified and loopback
+  ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible ::a.b.c.d (e.g. ::127.0.0.1)
   ['64:ff9b::', 96], // NAT64 of any IPv4 address
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
@@ -62,15 +62,37 @@ export interface VettedAddress {
   family: 4 | 6;
 }
 
+/** When an attempt gives up: `signal` aborts `ms` milliseconds after the attempt started. */
+export interface Deadline {
+  signal: AbortSignal;
+  ms: number;
+}
+
+/** `promise`, or a rejection once `deadline` passes: a name lookup cannot be cancelled, only given up on. */
+function beforeDeadline<T>(promise: Promise<T>, deadline: Deadline): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const expire = () => reject(new Error(`timed out after ${deadline.ms} ms`));
+    if (deadline.signal.aborted) return expire();
+    deadline.signal.addEventListener('abort', expire, { once: true });
+    promise.then(resolve, reject).finally(() => deadline.signal.removeEventListener('abort', expire));
+  });
+}
+
 /**
  * Resolves the webhook host and checks every address it resolves to; the request must then connect to the
- * returned address, so a second resolution (DNS rebinding) cannot point it elsewhere.
+ * returned address, so a second resolution (DNS rebinding) cannot point it elsewhere. Without an answer
+ * before `deadline` (that of the whole attempt), the resolution fails.
  */
-export async function vetWebhookHost(url: URL, allowPrivate: boolean): Promise<VettedAddress> {
+export async function vetWebhookHost(
+  url: URL,
+  allowPrivate: boolean,
+  deadline?: Deadline,
+): Promise<VettedAddress> {
   const host = bareHostname(url);
   let addresses: { address: string; family: number }[];
   try {
-    addresses = await lookup(host, { all: true, verbatim: true });
+    const resolving = lookup(host, { all: true, verbatim: true });
+    addresses = await (deadline ? beforeDeadline(resolving, deadline) : resolving);
   } catch (error) {
     throw new Error(`cannot resolve ${host}: ${(error as Error).message}`);
   }

@@ -1,3 +1,4 @@
+import dns from 'node:dns/promises';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { loadConfig } from '../../config/config';
@@ -10,8 +11,10 @@ describe('WebhookChannel', () => {
   let server: Server;
   let port: number;
   beforeAll(async () => {
-    // Accepts the request and never answers.
-    server = createServer(() => undefined);
+    // `/slow` never answers; `/stalled-body` answers 200 at once and never finishes the body.
+    server = createServer((req, res) => {
+      if (req.url === '/stalled-body') res.writeHead(200, { 'content-length': '100' }).write('{');
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
   });
@@ -42,17 +45,43 @@ describe('WebhookChannel', () => {
     },
   });
 
-  it('gives up on an endpoint that does not answer within the timeout', async () => {
+  /** A channel that gives up after 200 ms. */
+  function channelWithShortTimeout(): WebhookChannel {
     const config = loadConfig({
       DATA_DIR: '/tmp/cts-unit',
       JWT_SECRET: 'x'.repeat(32),
       WEBHOOK_ALLOW_PRIVATE: 'true',
     });
-    const channel = new WebhookChannel({ ...config, webhook: { ...config.webhook, timeoutMs: 200 } });
+    return new WebhookChannel({ ...config, webhook: { ...config.webhook, timeoutMs: 200 } });
+  }
+
+  it('gives up on an endpoint that does not answer within the timeout', async () => {
+    const channel = channelWithShortTimeout();
     const started = Date.now();
     await expect(channel.send(job(`http://127.0.0.1:${port}/slow`))).rejects.toThrow(
       'timed out after 200 ms',
     );
     expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('counts a 2xx status as delivered without waiting for the body, which the receiver may never finish', async () => {
+    // Waiting for the body timed out, and the receiver got the same event again at every retry.
+    await expect(
+      channelWithShortTimeout().send(job(`http://127.0.0.1:${port}/stalled-body`)),
+    ).resolves.toBeUndefined();
+  });
+
+  it('counts name resolution in the timeout', async () => {
+    // A name server that never answers: the attempt must end within the timeout all the same.
+    const lookup = jest.spyOn(dns, 'lookup').mockReturnValue(new Promise(() => undefined));
+    try {
+      const started = Date.now();
+      await expect(channelWithShortTimeout().send(job('http://hangs.example/hook'))).rejects.toThrow(
+        'cannot resolve hangs.example: timed out after 200 ms',
+      );
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      lookup.mockRestore();
+    }
   });
 });

@@ -8,7 +8,7 @@ import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { DeliveryJob, NotificationChannel, PermanentDeliveryError } from './notification-channel';
-import { VettedAddress, vetWebhookHost } from './webhook-target';
+import { Deadline, VettedAddress, vetWebhookHost } from './webhook-target';
 
 /**
  * POSTs the event as JSON, signed per Standard Webhooks with the preference's secret. The delivery id is the
@@ -47,20 +47,23 @@ export class WebhookChannel implements NotificationChannel {
       'webhook-signature': new Webhook(job.secret).sign(job.id, timestamp, body),
     };
     const url = new URL(job.address);
-    const target = await vetWebhookHost(url, this.config.webhook.allowPrivate);
-    const status = await post(url, target, headers, body, this.config.webhook.timeoutMs);
+    // One deadline for the name lookup and the request: the whole attempt ends within the timeout.
+    const { timeoutMs } = this.config.webhook;
+    const deadline: Deadline = { signal: AbortSignal.timeout(timeoutMs), ms: timeoutMs };
+    const target = await vetWebhookHost(url, this.config.webhook.allowPrivate, deadline);
+    const status = await post(url, target, headers, body, deadline);
     if (status >= 300 && status < 400) throw new Error(`redirect not followed (HTTP ${status})`);
     if (status < 200 || status >= 300) throw new Error(`HTTP ${status}`);
   }
 }
 
-/** A POST that connects to the vetted address only, gives up after `timeoutMs`, and answers the status. */
+/** A POST that connects to the vetted address only, gives up at the deadline, and answers the status. */
 function post(
   url: URL,
   target: VettedAddress,
   headers: Record<string, string>,
   body: string,
-  timeoutMs: number,
+  deadline: Deadline,
 ) {
   const pinned: LookupFunction = (_hostname, options, callback) => {
     if (options.all) callback(null, [target]);
@@ -70,17 +73,19 @@ function post(
     method: 'POST',
     headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
     lookup: pinned,
-    signal: AbortSignal.timeout(timeoutMs),
+    signal: deadline.signal,
   };
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<number>((resolve, reject) => {
     const fail = (error: Error) =>
-      reject(error.name === 'AbortError' ? new Error(`timed out after ${timeoutMs} ms`) : error);
+      reject(error.name === 'AbortError' ? new Error(`timed out after ${deadline.ms} ms`) : error);
     const req = send(url, options, (res) => {
-      // The body is not needed; reading it to the end frees the socket.
+      // The status decides: waiting for a body the receiver never finishes would turn a 2xx into a timeout
+      // and a duplicate at the next retry. The body is read and dropped (which frees the socket), until the
+      // timeout destroys the request.
+      resolve(res.statusCode ?? 0);
+      res.on('error', () => undefined);
       res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', fail);
     });
     req.on('error', fail);
     req.end(body);

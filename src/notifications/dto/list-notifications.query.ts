@@ -10,9 +10,10 @@ export class ListNotificationsQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: PAGE_SIZE_MAX, default: PAGE_SIZE_DEFAULT })
   @IsOptional()
   @Type(() => Number)
-  @IsInt()
   @Min(1)
   @Max(PAGE_SIZE_MAX)
+  // Listed last, checked first (the pipe stops at the first error): `ten` is not "greater than 50".
+  @IsInt()
   limit: number = PAGE_SIZE_DEFAULT;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'id of the last notification of the previous page' })

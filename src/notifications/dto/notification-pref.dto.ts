@@ -23,9 +23,11 @@ const ADDRESS_RULES: Record<
     expected: 'an e-mail address',
   },
   [NotificationChannelName.WEBHOOK]: {
+    // isURL passes some URLs that WHATWG URL (the HTTP client's parser) rejects, e.g. invalid punycode.
     test: (address) =>
       address.length <= 2048 &&
-      isURL(address, { protocols: ['http', 'https'], require_protocol: true, require_tld: false }),
+      isURL(address, { protocols: ['http', 'https'], require_protocol: true, require_tld: false }) &&
+      URL.canParse(address),
     expected: 'an http(s) URL',
   },
   [NotificationChannelName.MESSENGER]: {
