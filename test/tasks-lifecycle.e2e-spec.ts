@@ -133,6 +133,60 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
       expect((await setBlockers(a.id, [c.id])).body.blockedBy).toEqual([c.id]);
     });
 
+    it('never closes a cycle when A→B and B→A are set at once', async () => {
+      for (let round = 0; round < 5; round++) {
+        const [a, b] = await Promise.all([
+          createTask(ctx, cls.classId, cls.owner),
+          createTask(ctx, cls.classId, cls.owner),
+        ]);
+        const answers = await Promise.all([setBlockers(a.id, [b.id]), setBlockers(b.id, [a.id])]);
+        expect(answers.map((res) => res.status).sort()).toEqual([200, 400]);
+        const [{ linked }] = await ctx.db.query(
+          `SELECT count(*)::int AS linked FROM tasks WHERE id = ANY($1) AND blocked_by <> '{}'`,
+          [[a.id, b.id]],
+        );
+        expect(linked).toBe(1);
+      }
+    });
+
+    it('changing blockedBy while a blocker is deleted answers both (no deadlock)', async () => {
+      // Both requests are held at the class's blockedBy lock, the delete first, then let go together: each
+      // must have queued for that lock before taking a task row lock.
+      const [blocker, replacement] = await Promise.all([
+        createTask(ctx, cls.classId, cls.owner),
+        createTask(ctx, cls.classId, cls.owner),
+      ]);
+      const dependent = await createTask(ctx, cls.classId, cls.owner, { blockedBy: [blocker.id] });
+      const holder = ctx.db.createQueryRunner();
+      await holder.startTransaction();
+      const waiting = async (count: number) => {
+        for (;;) {
+          const [{ n }] = await ctx.db.query(
+            `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`,
+          );
+          if (n >= count) return;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      };
+      try {
+        await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended('tasks.blocked_by:' || $1, 0))`, [
+          cls.classId,
+        ]);
+        const removal = call('delete', `/tasks/${blocker.id}`, cls.admin).then((res) => res);
+        await waiting(1);
+        const change = setBlockers(dependent.id, [replacement.id]).then((res) => res);
+        await waiting(2);
+        await holder.commitTransaction();
+        const [removed, changed] = await Promise.all([removal, change]);
+        expect(removed.status).toBe(204);
+        expect(changed.status).toBe(200);
+        expect(changed.body.blockedBy).toEqual([replacement.id]);
+      } finally {
+        if (holder.isTransactionActive) await holder.rollbackTransaction();
+        await holder.release();
+      }
+    });
+
     it('locks a task for a MEMBER until every existing blocker has their submission; never for OWNER/ADMIN', async () => {
       const fresh = await createClassWithRoles(ctx);
       const first = await createTask(ctx, fresh.classId, fresh.owner, { title: 'first' });

@@ -11,7 +11,7 @@ import { TaskDetailResponse, TaskUserStateResponse } from './dto/task.response';
 import { TaskAttachment } from './entities/task-attachment.entity';
 import { TaskMarkdownCache } from './entities/task-markdown-cache.entity';
 import { Task } from './entities/task.entity';
-import { checkBlockedBy, lockLiveTask, unblockDependents, updateTask } from './task-writes';
+import { checkBlockedBy, lockGraph, lockLiveTask, unblockDependents, updateTask } from './task-writes';
 import { TaskReader } from './task-reader.service';
 import { toUserStateResponse, UserStateRow } from './tasks.mapper';
 
@@ -96,8 +96,10 @@ export class TasksService {
     dto: UpdateTaskDto,
     publish = false,
   ): Promise<TaskDetailResponse> {
-    await this.access.requireTaskAccess(taskId, userId, { manage: true });
+    const { classId } = await this.access.requireTaskAccess(taskId, userId, { manage: true });
     await this.dataSource.transaction(async (manager) => {
+      // The graph lock before the row lock, as a deletion takes them (see lockGraph).
+      if (dto.blockedBy !== undefined) await lockGraph(manager, classId);
       const task = await lockLiveTask(manager, taskId);
       const publishing = publish && !task.isPublished;
       const changes: QueryDeepPartialEntity<Task> = {};
@@ -129,8 +131,10 @@ export class TasksService {
    * so they can refer to it (soft delete), its body and attachments cleared. Files leave the disk after commit.
    */
   async remove(taskId: string, userId: string): Promise<void> {
-    await this.access.requireTaskAccess(taskId, userId, { manage: true });
+    const { classId } = await this.access.requireTaskAccess(taskId, userId, { manage: true });
     const fileKeys = await this.dataSource.transaction(async (manager) => {
+      // Its id leaves its dependents' blockedBy (unblockDependents) under the graph lock, taken first.
+      await lockGraph(manager, classId);
       // The row lock also orders this against a first submission: its foreign key check waits for us.
       const task = await lockLiveTask(manager, taskId);
       const attachments = await manager.find(TaskAttachment, {
