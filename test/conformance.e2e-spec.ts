@@ -132,6 +132,42 @@ describe('Conformance', () => {
       expect(res.status).toBe(400);
       expect(res.body).toEqual(apiError('VALIDATION_ERROR'));
     });
+
+    // Task routes with a body: access (403 non-member or MEMBER where OWNER/ADMIN is required, 404 a task
+    // the caller cannot see) is answered before the body is validated.
+    const taskRoutesWithBody: { route: string; method: 'patch' | 'post'; path: string; invalid: object }[] = [
+      { route: 'PATCH /tasks/:taskId', method: 'patch', path: '', invalid: { title: 5 } },
+      { route: 'POST /tasks/:taskId/publish', method: 'post', path: '/publish', invalid: { title: 5 } },
+      { route: 'PATCH /tasks/:taskId/state', method: 'patch', path: '/state', invalid: { tags: 'x' } },
+      { route: 'POST /tasks/:taskId/parse', method: 'post', path: '/parse', invalid: { text: 5 } },
+    ];
+    const send = (method: 'patch' | 'post', path: string, user: TestUser, body: object) =>
+      ctx.http[method](path).set('Authorization', user.auth).send(body);
+
+    it.each(taskRoutesWithBody)(
+      '$route with an invalid body: 403/404 before 400',
+      async ({ method, path, invalid }) => {
+        const expectations: [TestUser, string, number][] = [
+          [roles.outsider, taskId, 403],
+          [roles.outsider, draftId, 403],
+          [roles.member, draftId, 404],
+          [roles.admin, UNKNOWN_ID, 404],
+          [roles.admin, draftId, 400],
+        ];
+        if (path !== '/state') expectations.push([roles.member, taskId, 403]);
+        for (const [user, id, status] of expectations) {
+          const res = await send(method, `/tasks/${id}${path}`, user, invalid);
+          expect({ user: user.id, id, status: res.status, body: res.body }).toEqual({
+            user: user.id,
+            id,
+            status,
+            body: apiError({ 400: 'VALIDATION_ERROR', 403: 'FORBIDDEN', 404: 'NOT_FOUND' }[status]!),
+          });
+        }
+        const malformed = await send(method, `/tasks/not-a-uuid${path}`, roles.outsider, invalid);
+        expect(malformed.status).toBe(400);
+      },
+    );
   });
 
   describe('request timestamps', () => {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { AccessService } from '../access/access.service';
+import { AccessService, TaskAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { isoSql } from '../common/utils/time';
 import { FileStorage } from '../files/file-storage';
@@ -88,15 +88,15 @@ export class TasksService {
 
   /**
    * PATCH, and publication with the same optional fields. Publishing a published task changes only the given
-   * fields: publishedAt stays, so no second publication happens.
+   * fields: publishedAt stays, so no second publication happens. `access` comes from the route's
+   * `@RequireTaskAccess({ manage: true })`, checked before the body was validated.
    */
   async update(
-    taskId: string,
+    { taskId, classId }: TaskAccess,
     userId: string,
     dto: UpdateTaskDto,
     publish = false,
   ): Promise<TaskDetailResponse> {
-    const { classId } = await this.access.requireTaskAccess(taskId, userId, { manage: true });
     await this.dataSource.transaction(async (manager) => {
       // The graph lock before the row lock, as a deletion takes them (see lockGraph).
       if (dto.blockedBy !== undefined) await lockGraph(manager, classId);
@@ -172,9 +172,15 @@ export class TasksService {
     );
   }
 
-  /** Sets the given fields of the caller's state (tags, sortOrder); the others keep their values. */
-  async updateState(taskId: string, userId: string, dto: UpdateTaskStateDto): Promise<TaskUserStateResponse> {
-    await this.access.requireTaskAccess(taskId, userId);
+  /**
+   * Sets the given fields of the caller's state (tags, sortOrder); the others keep their values. `access`
+   * comes from the route's `@RequireTaskAccess()`.
+   */
+  async updateState(
+    { taskId }: TaskAccess,
+    userId: string,
+    dto: UpdateTaskStateDto,
+  ): Promise<TaskUserStateResponse> {
     const [row] = await this.dataSource.query<UserStateRow[]>(
       `WITH saved AS (
          INSERT INTO task_user_states AS us (task_id, user_id, tags, sort_order)
