@@ -187,6 +187,35 @@ describe('Conformance', () => {
         .expect(200);
       expect(leapDay.body.dueAt).toBe('2028-02-29T12:00:00.000Z');
     });
+
+    it('an instant outside the years 0001 to 9999 (UTC) is 400: the answer could not be written as YYYY-…Z', async () => {
+      for (const dueAt of [
+        '0000-06-01T00:00:00Z',
+        '0001-01-01T00:00:00+01:00',
+        '9999-12-31T23:00:00-05:00',
+      ]) {
+        const res = await ctx.http
+          .post(`/classes/${roles.classId}/tasks`)
+          .set('Authorization', roles.owner.auth)
+          .send({ title: 'Out of range', dueAt });
+        expect({ dueAt, status: res.status, body: res.body }).toEqual({
+          dueAt,
+          status: 400,
+          body: apiError('VALIDATION_ERROR'),
+        });
+      }
+      for (const [startAt, answered] of [
+        ['0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z'],
+        ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
+      ]) {
+        const res = await ctx.http
+          .patch(`/tasks/${draftId}`)
+          .set('Authorization', roles.owner.auth)
+          .send({ startAt, dueAt: null })
+          .expect(200);
+        expect(res.body.startAt).toBe(answered);
+      }
+    });
   });
 
   describe('null where the contract takes no null', () => {
