@@ -20,6 +20,18 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
   let other: ClassWithRoles;
   const { call, detail, listIds, submit } = taskApi(() => ctx);
 
+  /** Resolves once `count` sessions of the test database wait for a lock. */
+  const lockWaiters = async (count: number): Promise<void> => {
+    for (;;) {
+      const [{ n }] = await ctx.db.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      if (n >= count) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+
   beforeAll(async () => {
     ctx = await createTestApp();
     [cls, other] = await Promise.all([createClassWithRoles(ctx), createClassWithRoles(ctx)]);
@@ -159,23 +171,14 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
       const dependent = await createTask(ctx, cls.classId, cls.owner, { blockedBy: [blocker.id] });
       const holder = ctx.db.createQueryRunner();
       await holder.startTransaction();
-      const waiting = async (count: number) => {
-        for (;;) {
-          const [{ n }] = await ctx.db.query(
-            `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`,
-          );
-          if (n >= count) return;
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
-      };
       try {
         await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended('tasks.blocked_by:' || $1, 0))`, [
           cls.classId,
         ]);
         const removal = call('delete', `/tasks/${blocker.id}`, cls.admin).then((res) => res);
-        await waiting(1);
+        await lockWaiters(1);
         const change = setBlockers(dependent.id, [replacement.id]).then((res) => res);
-        await waiting(2);
+        await lockWaiters(2);
         await holder.commitTransaction();
         const [removed, changed] = await Promise.all([removal, change]);
         expect(removed.status).toBe(204);
@@ -414,6 +417,29 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
         expect((await call(method, path, cls.outsider, body)).body).toEqual(error('FORBIDDEN'));
         expect((await call(method, path, null, body)).status).toBe(401);
         expect((await call(method, path, cls.admin, body)).status).toBeLessThan(300);
+      }
+    });
+
+    it.each([
+      ['POST /tasks/:taskId/view', 'post', '/view', undefined],
+      ['PATCH /tasks/:taskId/state', 'patch', '/state', { tags: ['later'] }],
+    ] as const)('%s racing a hard delete of the task: 404, not 500', async (_route, method, path, body) => {
+      // The request passes the access check, then waits for the task row a deletion holds; the task is gone
+      // when it goes on.
+      const task = await createTask(ctx, cls.classId, cls.owner);
+      const deletion = ctx.db.createQueryRunner();
+      await deletion.startTransaction();
+      try {
+        await deletion.query(`SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE`, [task.id]);
+        const answer = call(method, `/tasks/${task.id}${path}`, cls.member, body).then((res) => res);
+        await lockWaiters(1);
+        await deletion.query(`DELETE FROM tasks WHERE id = $1`, [task.id]);
+        await deletion.commitTransaction();
+        const res = await answer;
+        expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: error('NOT_FOUND') });
+      } finally {
+        if (deletion.isTransactionActive) await deletion.rollbackTransaction();
+        await deletion.release();
       }
     });
   });

@@ -28,6 +28,12 @@ function assertPublishableTitle(title: string): void {
   if (title.trim().length === 0) throw AppError.validation('title must not be empty on a published task');
 }
 
+/**
+ * `FROM` of a personal state write: the task `$1` while it is not deleted, key-share locked. A deletion that
+ * holds the row makes the write wait and then find nothing (404), where the foreign key check failed (500).
+ */
+const LIVE_TASK_LOCKED = `FROM tasks t WHERE t.id = $1 AND t.deleted_at IS NULL FOR KEY SHARE OF t`;
+
 interface NewTask extends CreateDraftDto {
   title: string;
 }
@@ -165,11 +171,14 @@ export class TasksService {
   /** The first view sets viewedAt; later views change nothing. */
   async view(taskId: string, userId: string): Promise<void> {
     await this.access.requireTaskAccess(taskId, userId);
-    await this.dataSource.query(
-      `INSERT INTO task_user_states AS us (task_id, user_id, viewed_at) VALUES ($1, $2, now())
-       ON CONFLICT (task_id, user_id) DO UPDATE SET viewed_at = COALESCE(us.viewed_at, EXCLUDED.viewed_at)`,
+    const saved = await this.dataSource.query<unknown[]>(
+      `INSERT INTO task_user_states AS us (task_id, user_id, viewed_at)
+       SELECT t.id, $2, now() ${LIVE_TASK_LOCKED}
+       ON CONFLICT (task_id, user_id) DO UPDATE SET viewed_at = COALESCE(us.viewed_at, EXCLUDED.viewed_at)
+       RETURNING 1`,
       [taskId, userId],
     );
+    if (saved.length === 0) throw AppError.notFound('Task');
   }
 
   /**
@@ -184,7 +193,7 @@ export class TasksService {
     const [row] = await this.dataSource.query<UserStateRow[]>(
       `WITH saved AS (
          INSERT INTO task_user_states AS us (task_id, user_id, tags, sort_order)
-         VALUES ($1, $2, COALESCE($3::varchar[], '{}'), $4)
+         SELECT t.id, $2, COALESCE($3::varchar[], '{}'), $4::double precision ${LIVE_TASK_LOCKED}
          ON CONFLICT (task_id, user_id) DO UPDATE SET
            tags = COALESCE($3::varchar[], us.tags),
            sort_order = CASE WHEN $5 THEN EXCLUDED.sort_order ELSE us.sort_order END
@@ -195,6 +204,7 @@ export class TasksService {
          FROM saved LEFT JOIN submissions s ON s.task_id = $1 AND s.user_id = $2`,
       [taskId, userId, dto.tags ?? null, dto.sortOrder ?? null, dto.sortOrder !== undefined],
     );
+    if (!row) throw AppError.notFound('Task');
     return toUserStateResponse(row);
   }
 }
