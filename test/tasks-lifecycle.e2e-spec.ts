@@ -1,3 +1,4 @@
+import { raceAgainstTransaction, waitForLockWaiters } from './utils/database';
 import { createTestApp, TestApp } from './utils/test-app';
 import {
   ClassWithRoles,
@@ -20,17 +21,7 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
   let other: ClassWithRoles;
   const { call, detail, listIds, submit } = taskApi(() => ctx);
 
-  /** Resolves once `count` sessions of the test database wait for a lock. */
-  const lockWaiters = async (count: number): Promise<void> => {
-    for (;;) {
-      const [{ n }] = await ctx.db.query(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-      );
-      if (n >= count) return;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  };
+  const lockWaiters = (count: number) => waitForLockWaiters(ctx.db, count);
 
   beforeAll(async () => {
     ctx = await createTestApp();
@@ -427,20 +418,15 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
       // The request passes the access check, then waits for the task row a deletion holds; the task is gone
       // when it goes on.
       const task = await createTask(ctx, cls.classId, cls.owner);
-      const deletion = ctx.db.createQueryRunner();
-      await deletion.startTransaction();
-      try {
-        await deletion.query(`SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE`, [task.id]);
-        const answer = call(method, `/tasks/${task.id}${path}`, cls.member, body).then((res) => res);
-        await lockWaiters(1);
-        await deletion.query(`DELETE FROM tasks WHERE id = $1`, [task.id]);
-        await deletion.commitTransaction();
-        const res = await answer;
-        expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: error('NOT_FOUND') });
-      } finally {
-        if (deletion.isTransactionActive) await deletion.rollbackTransaction();
-        await deletion.release();
-      }
+      const res = await raceAgainstTransaction(
+        ctx.db,
+        [
+          [`SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE`, [task.id]],
+          [`DELETE FROM tasks WHERE id = $1`, [task.id]],
+        ],
+        () => call(method, `/tasks/${task.id}${path}`, cls.member, body),
+      );
+      expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: error('NOT_FOUND') });
     });
   });
 

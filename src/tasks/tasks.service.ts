@@ -69,10 +69,13 @@ export class TasksService {
     if (publish) assertPublishableTitle(fields.title);
     const taskId = await this.dataSource.transaction(async (manager) => {
       const blockedBy = await checkBlockedBy(manager, classId, null, fields.blockedBy ?? []);
+      // The class row key-share locked: a deletion of the class that holds it makes this wait and then find
+      // no class (404), where the foreign key check failed (500).
       const [row] = await manager.query<{ id: string }[]>(
         `INSERT INTO tasks (class_id, title, description, source_text, start_at, due_at, allow_late_submission,
                             blocked_by, created_by, is_published, published_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $10 THEN now() END)
+         SELECT c.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $10 THEN now() END
+           FROM classes c WHERE c.id = $1 FOR KEY SHARE OF c
          RETURNING id`,
         [
           classId,
@@ -87,6 +90,7 @@ export class TasksService {
           publish,
         ],
       );
+      if (!row) throw AppError.notFound('Class');
       return row.id;
     });
     return this.reader.detail(taskId, userId);
