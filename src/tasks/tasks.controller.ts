@@ -189,6 +189,8 @@ export class TasksController {
   }
 
   @Delete(':taskId/attachments/:attachmentId')
+  @RequireTaskAccess({ manage: true })
+  @ApiParam(TASK_ID_PARAM)
   @ApiBadRequestResponse({ type: ErrorResponse, description: MALFORMED_ID })
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: 'Remove an attachment and its file (OWNER/ADMIN)' })
@@ -196,11 +198,10 @@ export class TasksController {
   @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
   @ApiNotFoundResponse({ type: ErrorResponse, description: 'Task or attachment does not exist' })
   removeAttachment(
-    @Param('taskId', TASK_ID) taskId: string,
+    @CurrentTaskAccess() access: TaskAccess,
     @Param('attachmentId', new ParseUUIDPipe()) attachmentId: string,
-    @CurrentUser() user: AuthUser,
   ): Promise<void> {
-    return this.attachments.remove(taskId, attachmentId, user.id);
+    return this.attachments.remove(access, attachmentId);
   }
 
   @Post(':taskId/parse')
