@@ -412,22 +412,31 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
     });
 
     it.each([
-      ['POST /tasks/:taskId/view', 'post', '/view', undefined],
-      ['PATCH /tasks/:taskId/state', 'patch', '/state', { tags: ['later'] }],
-    ] as const)('%s racing a hard delete of the task: 404, not 500', async (_route, method, path, body) => {
-      // The request passes the access check, then waits for the task row a deletion holds; the task is gone
-      // when it goes on.
-      const task = await createTask(ctx, cls.classId, cls.owner);
-      const res = await raceAgainstTransaction(
-        ctx.db,
-        [
-          [`SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE`, [task.id]],
-          [`DELETE FROM tasks WHERE id = $1`, [task.id]],
-        ],
-        () => call(method, `/tasks/${task.id}${path}`, cls.member, body),
-      );
-      expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: error('NOT_FOUND') });
-    });
+      ['POST /tasks/:taskId/view', 'post', '/view', undefined, 'hard'],
+      ['PATCH /tasks/:taskId/state', 'patch', '/state', { tags: ['later'] }, 'hard'],
+      ['POST /tasks/:taskId/view', 'post', '/view', undefined, 'soft'],
+      ['PATCH /tasks/:taskId/state', 'patch', '/state', { tags: ['later'] }, 'soft'],
+    ] as const)(
+      '%s racing a %s delete of the task: 404, not 500',
+      async (_route, method, path, body, kind) => {
+        // The request passes the access check, then waits for the task row a deletion holds; the task is gone
+        // when it goes on.
+        const task = await createTask(ctx, cls.classId, cls.owner);
+        const deletion =
+          kind === 'hard'
+            ? `DELETE FROM tasks WHERE id = $1`
+            : `UPDATE tasks SET deleted_at = now() WHERE id = $1`;
+        const res = await raceAgainstTransaction(
+          ctx.db,
+          [
+            [`SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE`, [task.id]],
+            [deletion, [task.id]],
+          ],
+          () => call(method, `/tasks/${task.id}${path}`, cls.member, body),
+        );
+        expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: error('NOT_FOUND') });
+      },
+    );
   });
 
   describe('GET /tasks/mine', () => {
