@@ -322,6 +322,33 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
       expect((await call('delete', `/tasks/not-a-uuid`, cls.owner)).status).toBe(400);
       await detail(task.id, cls.member);
     });
+
+    it('deleting a blocker while its class is deleted answers both (no deadlock)', async () => {
+      // The task deletion is held after it locked the blocker (at the attachment lookup) while the class
+      // deletion locks the class's tasks, the dependent first; the task deletion then unblocks that dependent.
+      // Neither may hold a task the other waits for.
+      const doomed = await createClassWithRoles(ctx);
+      const dependent = await createTask(ctx, doomed.classId, doomed.owner);
+      const blocker = await createTask(ctx, doomed.classId, doomed.owner);
+      await call('patch', `/tasks/${dependent.id}`, doomed.owner, { blockedBy: [blocker.id] }).expect(200);
+      // Row versions in creation order again, so the class deletion finds the dependent first.
+      await call('patch', `/tasks/${blocker.id}`, doomed.owner, { description: 'first' }).expect(200);
+      const holder = ctx.db.createQueryRunner();
+      await holder.startTransaction();
+      try {
+        await holder.query(`LOCK TABLE task_attachments IN ACCESS EXCLUSIVE MODE`);
+        const taskDeletion = call('delete', `/tasks/${blocker.id}`, doomed.admin).then((res) => res);
+        await waitForLockWaiters(ctx.db, 1);
+        const classDeletion = call('delete', `/classes/${doomed.classId}`, doomed.owner).then((res) => res);
+        await waitForLockWaiters(ctx.db, 2);
+        await holder.commitTransaction();
+        const [task, cls] = await Promise.all([taskDeletion, classDeletion]);
+        expect([task.status, cls.status]).toEqual([204, 204]);
+      } finally {
+        if (holder.isTransactionActive) await holder.rollbackTransaction();
+        await holder.release();
+      }
+    });
   });
 
   describe('POST /tasks/:taskId/view and PATCH /tasks/:taskId/state', () => {

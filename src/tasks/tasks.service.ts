@@ -143,7 +143,13 @@ export class TasksService {
   async remove(taskId: string, userId: string): Promise<void> {
     const { classId } = await this.access.requireTaskAccess(taskId, userId, { manage: true });
     const fileKeys = await this.dataSource.transaction(async (manager) => {
-      // Its id leaves its dependents' blockedBy (unblockDependents) under the graph lock, taken first.
+      // A class deletion locks the class row and then every task of it; waiting for it before taking any task
+      // lock keeps the two from each holding a task the other needs (the blocker here, a dependent there).
+      const classes = await manager.query<unknown[]>(`SELECT 1 FROM classes WHERE id = $1 FOR KEY SHARE`, [
+        classId,
+      ]);
+      if (classes.length === 0) throw AppError.notFound('Task');
+      // Its id leaves its dependents' blockedBy (unblockDependents) under the graph lock, taken next.
       await lockGraph(manager, classId);
       // The row lock also orders this against a first submission: its foreign key check waits for us.
       const task = await lockLiveTask(manager, taskId);
