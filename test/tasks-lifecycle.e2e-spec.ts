@@ -1,3 +1,4 @@
+import { NotificationProducer } from '../src/notifications/production/notification-producer';
 import { raceAgainstTransaction, waitForLockWaiters } from './utils/database';
 import { createTestApp, TestApp } from './utils/test-app';
 import {
@@ -245,6 +246,30 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
       const again = await call('post', `/tasks/${draft.id}/publish`, cls.owner, {});
       expect(again.status).toBe(200);
       expect(again.body).toEqual(res.body);
+    });
+
+    it('publishes once when published by several requests at once: one publishedAt, one notification each', async () => {
+      const draft = await createDraft(ctx, cls.classId, cls.owner, { title: 'Together' });
+      const answers = await Promise.all(
+        [cls.owner, cls.admin, cls.owner, cls.admin].map((user) =>
+          call('post', `/tasks/${draft.id}/publish`, user, {}),
+        ),
+      );
+      expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 200]);
+      expect(new Set(answers.map((res) => res.body.publishedAt)).size).toBe(1);
+      const producer = ctx.app.get(NotificationProducer);
+      await Promise.all([
+        producer.publishDue('all'),
+        producer.publishDue('all'),
+        producer.publishDue('recent'),
+      ]);
+      const notified: { user_id: string; n: number }[] = await ctx.db.query(
+        `SELECT user_id, count(*)::int AS n FROM notifications WHERE task_id = $1 AND type = 'TASK_PUBLISHED'
+          GROUP BY user_id`,
+        [draft.id],
+      );
+      const byUser = Object.fromEntries(notified.map((row) => [row.user_id, row.n]));
+      expect(byUser).toEqual({ [cls.owner.id]: 1, [cls.admin.id]: 1, [cls.member.id]: 1 });
     });
 
     it('refuses an empty title (400) and invalid fields; MEMBERs cannot see drafts (404) nor publish (403)', async () => {
