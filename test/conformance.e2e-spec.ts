@@ -132,6 +132,42 @@ describe('Conformance', () => {
       expect(res.status).toBe(400);
       expect(res.body).toEqual(apiError('VALIDATION_ERROR'));
     });
+
+    // Task routes with a body: access (403 non-member or MEMBER where OWNER/ADMIN is required, 404 a task
+    // the caller cannot see) is answered before the body is validated.
+    const taskRoutesWithBody: { route: string; method: 'patch' | 'post'; path: string; invalid: object }[] = [
+      { route: 'PATCH /tasks/:taskId', method: 'patch', path: '', invalid: { title: 5 } },
+      { route: 'POST /tasks/:taskId/publish', method: 'post', path: '/publish', invalid: { title: 5 } },
+      { route: 'PATCH /tasks/:taskId/state', method: 'patch', path: '/state', invalid: { tags: 'x' } },
+      { route: 'POST /tasks/:taskId/parse', method: 'post', path: '/parse', invalid: { text: 5 } },
+    ];
+    const send = (method: 'patch' | 'post', path: string, user: TestUser, body: object) =>
+      ctx.http[method](path).set('Authorization', user.auth).send(body);
+
+    it.each(taskRoutesWithBody)(
+      '$route with an invalid body: 403/404 before 400',
+      async ({ method, path, invalid }) => {
+        const expectations: [TestUser, string, number][] = [
+          [roles.outsider, taskId, 403],
+          [roles.outsider, draftId, 403],
+          [roles.member, draftId, 404],
+          [roles.admin, UNKNOWN_ID, 404],
+          [roles.admin, draftId, 400],
+        ];
+        if (path !== '/state') expectations.push([roles.member, taskId, 403]);
+        for (const [user, id, status] of expectations) {
+          const res = await send(method, `/tasks/${id}${path}`, user, invalid);
+          expect({ user: user.id, id, status: res.status, body: res.body }).toEqual({
+            user: user.id,
+            id,
+            status,
+            body: apiError({ 400: 'VALIDATION_ERROR', 403: 'FORBIDDEN', 404: 'NOT_FOUND' }[status]!),
+          });
+        }
+        const malformed = await send(method, `/tasks/not-a-uuid${path}`, roles.outsider, invalid);
+        expect(malformed.status).toBe(400);
+      },
+    );
   });
 
   describe('request timestamps', () => {
@@ -150,6 +186,35 @@ describe('Conformance', () => {
         .send({ dueAt: '2028-02-29T12:00:00Z' })
         .expect(200);
       expect(leapDay.body.dueAt).toBe('2028-02-29T12:00:00.000Z');
+    });
+
+    it('an instant outside the years 0001 to 9999 (UTC) is 400: the answer could not be written as YYYY-…Z', async () => {
+      for (const dueAt of [
+        '0000-06-01T00:00:00Z',
+        '0001-01-01T00:00:00+01:00',
+        '9999-12-31T23:00:00-05:00',
+      ]) {
+        const res = await ctx.http
+          .post(`/classes/${roles.classId}/tasks`)
+          .set('Authorization', roles.owner.auth)
+          .send({ title: 'Out of range', dueAt });
+        expect({ dueAt, status: res.status, body: res.body }).toEqual({
+          dueAt,
+          status: 400,
+          body: apiError('VALIDATION_ERROR'),
+        });
+      }
+      for (const [startAt, answered] of [
+        ['0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z'],
+        ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
+      ]) {
+        const res = await ctx.http
+          .patch(`/tasks/${draftId}`)
+          .set('Authorization', roles.owner.auth)
+          .send({ startAt, dueAt: null })
+          .expect(200);
+        expect(res.body.startAt).toBe(answered);
+      }
     });
   });
 

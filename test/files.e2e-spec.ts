@@ -200,6 +200,16 @@ describe('task attachments and GET /files/:fileKey', () => {
       (await ctx.http.delete(`/tasks/${task.id}/attachments/nope`).set('Authorization', cls.owner.auth))
         .status,
     ).toBe(400);
+    // Access is answered before the attachment id is checked: a caller without it learns nothing more.
+    const draft = await createDraft(ctx, cls.classId, cls.owner);
+    for (const [taskId, user, code] of [
+      [task.id, cls.outsider, 'FORBIDDEN'],
+      [task.id, cls.member, 'FORBIDDEN'],
+      [draft.id, cls.member, 'NOT_FOUND'],
+    ] as const) {
+      const res = await ctx.http.delete(`/tasks/${taskId}/attachments/nope`).set('Authorization', user.auth);
+      expect(res.body).toEqual(error(code));
+    }
     expect(storedKeys()).toContain(attachment.fileKey);
 
     await remove(task.id, cls.admin).expect(204);

@@ -1,3 +1,5 @@
+import { NotificationProducer } from '../src/notifications/production/notification-producer';
+import { raceAgainstTransaction, waitForLockWaiters } from './utils/database';
 import { createTestApp, TestApp } from './utils/test-app';
 import {
   ClassWithRoles,
@@ -19,6 +21,8 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
   let cls: ClassWithRoles;
   let other: ClassWithRoles;
   const { call, detail, listIds, submit } = taskApi(() => ctx);
+
+  const lockWaiters = (count: number) => waitForLockWaiters(ctx.db, count);
 
   beforeAll(async () => {
     ctx = await createTestApp();
@@ -133,6 +137,51 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
       expect((await setBlockers(a.id, [c.id])).body.blockedBy).toEqual([c.id]);
     });
 
+    it('never closes a cycle when A→B and B→A are set at once', async () => {
+      for (let round = 0; round < 5; round++) {
+        const [a, b] = await Promise.all([
+          createTask(ctx, cls.classId, cls.owner),
+          createTask(ctx, cls.classId, cls.owner),
+        ]);
+        const answers = await Promise.all([setBlockers(a.id, [b.id]), setBlockers(b.id, [a.id])]);
+        expect(answers.map((res) => res.status).sort()).toEqual([200, 400]);
+        const [{ linked }] = await ctx.db.query(
+          `SELECT count(*)::int AS linked FROM tasks WHERE id = ANY($1) AND blocked_by <> '{}'`,
+          [[a.id, b.id]],
+        );
+        expect(linked).toBe(1);
+      }
+    });
+
+    it('changing blockedBy while a blocker is deleted answers both (no deadlock)', async () => {
+      // Both requests are held at the class's blockedBy lock, the delete first, then let go together: each
+      // must have queued for that lock before taking a task row lock.
+      const [blocker, replacement] = await Promise.all([
+        createTask(ctx, cls.classId, cls.owner),
+        createTask(ctx, cls.classId, cls.owner),
+      ]);
+      const dependent = await createTask(ctx, cls.classId, cls.owner, { blockedBy: [blocker.id] });
+      const holder = ctx.db.createQueryRunner();
+      await holder.startTransaction();
+      try {
+        await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended('tasks.blocked_by:' || $1, 0))`, [
+          cls.classId,
+        ]);
+        const removal = call('delete', `/tasks/${blocker.id}`, cls.admin).then((res) => res);
+        await lockWaiters(1);
+        const change = setBlockers(dependent.id, [replacement.id]).then((res) => res);
+        await lockWaiters(2);
+        await holder.commitTransaction();
+        const [removed, changed] = await Promise.all([removal, change]);
+        expect(removed.status).toBe(204);
+        expect(changed.status).toBe(200);
+        expect(changed.body.blockedBy).toEqual([replacement.id]);
+      } finally {
+        if (holder.isTransactionActive) await holder.rollbackTransaction();
+        await holder.release();
+      }
+    });
+
     it('locks a task for a MEMBER until every existing blocker has their submission; never for OWNER/ADMIN', async () => {
       const fresh = await createClassWithRoles(ctx);
       const first = await createTask(ctx, fresh.classId, fresh.owner, { title: 'first' });
@@ -197,6 +246,30 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
       const again = await call('post', `/tasks/${draft.id}/publish`, cls.owner, {});
       expect(again.status).toBe(200);
       expect(again.body).toEqual(res.body);
+    });
+
+    it('publishes once when published by several requests at once: one publishedAt, one notification each', async () => {
+      const draft = await createDraft(ctx, cls.classId, cls.owner, { title: 'Together' });
+      const answers = await Promise.all(
+        [cls.owner, cls.admin, cls.owner, cls.admin].map((user) =>
+          call('post', `/tasks/${draft.id}/publish`, user, {}),
+        ),
+      );
+      expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 200]);
+      expect(new Set(answers.map((res) => res.body.publishedAt)).size).toBe(1);
+      const producer = ctx.app.get(NotificationProducer);
+      await Promise.all([
+        producer.publishDue('all'),
+        producer.publishDue('all'),
+        producer.publishDue('recent'),
+      ]);
+      const notified: { user_id: string; n: number }[] = await ctx.db.query(
+        `SELECT user_id, count(*)::int AS n FROM notifications WHERE task_id = $1 AND type = 'TASK_PUBLISHED'
+          GROUP BY user_id`,
+        [draft.id],
+      );
+      const byUser = Object.fromEntries(notified.map((row) => [row.user_id, row.n]));
+      expect(byUser).toEqual({ [cls.owner.id]: 1, [cls.admin.id]: 1, [cls.member.id]: 1 });
     });
 
     it('refuses an empty title (400) and invalid fields; MEMBERs cannot see drafts (404) nor publish (403)', async () => {
@@ -273,6 +346,33 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
       expect((await call('delete', `/tasks/${task.id}`, null)).status).toBe(401);
       expect((await call('delete', `/tasks/not-a-uuid`, cls.owner)).status).toBe(400);
       await detail(task.id, cls.member);
+    });
+
+    it('deleting a blocker while its class is deleted answers both (no deadlock)', async () => {
+      // The task deletion is held after it locked the blocker (at the attachment lookup) while the class
+      // deletion locks the class's tasks, the dependent first; the task deletion then unblocks that dependent.
+      // Neither may hold a task the other waits for.
+      const doomed = await createClassWithRoles(ctx);
+      const dependent = await createTask(ctx, doomed.classId, doomed.owner);
+      const blocker = await createTask(ctx, doomed.classId, doomed.owner);
+      await call('patch', `/tasks/${dependent.id}`, doomed.owner, { blockedBy: [blocker.id] }).expect(200);
+      // Row versions in creation order again, so the class deletion finds the dependent first.
+      await call('patch', `/tasks/${blocker.id}`, doomed.owner, { description: 'first' }).expect(200);
+      const holder = ctx.db.createQueryRunner();
+      await holder.startTransaction();
+      try {
+        await holder.query(`LOCK TABLE task_attachments IN ACCESS EXCLUSIVE MODE`);
+        const taskDeletion = call('delete', `/tasks/${blocker.id}`, doomed.admin).then((res) => res);
+        await waitForLockWaiters(ctx.db, 1);
+        const classDeletion = call('delete', `/classes/${doomed.classId}`, doomed.owner).then((res) => res);
+        await waitForLockWaiters(ctx.db, 2);
+        await holder.commitTransaction();
+        const [task, cls] = await Promise.all([taskDeletion, classDeletion]);
+        expect([task.status, cls.status]).toEqual([204, 204]);
+      } finally {
+        if (holder.isTransactionActive) await holder.rollbackTransaction();
+        await holder.release();
+      }
     });
   });
 
@@ -362,6 +462,33 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
         expect((await call(method, path, cls.admin, body)).status).toBeLessThan(300);
       }
     });
+
+    it.each([
+      ['POST /tasks/:taskId/view', 'post', '/view', undefined, 'hard'],
+      ['PATCH /tasks/:taskId/state', 'patch', '/state', { tags: ['later'] }, 'hard'],
+      ['POST /tasks/:taskId/view', 'post', '/view', undefined, 'soft'],
+      ['PATCH /tasks/:taskId/state', 'patch', '/state', { tags: ['later'] }, 'soft'],
+    ] as const)(
+      '%s racing a %s delete of the task: 404, not 500',
+      async (_route, method, path, body, kind) => {
+        // The request passes the access check, then waits for the task row a deletion holds; the task is gone
+        // when it goes on.
+        const task = await createTask(ctx, cls.classId, cls.owner);
+        const deletion =
+          kind === 'hard'
+            ? `DELETE FROM tasks WHERE id = $1`
+            : `UPDATE tasks SET deleted_at = now() WHERE id = $1`;
+        const res = await raceAgainstTransaction(
+          ctx.db,
+          [
+            [`SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE`, [task.id]],
+            [deletion, [task.id]],
+          ],
+          () => call(method, `/tasks/${task.id}${path}`, cls.member, body),
+        );
+        expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: error('NOT_FOUND') });
+      },
+    );
   });
 
   describe('GET /tasks/mine', () => {

@@ -1,3 +1,4 @@
+import { raceAgainstTransaction } from './utils/database';
 import { createTestApp, TestApp } from './utils/test-app';
 import {
   ClassWithRoles,
@@ -167,6 +168,24 @@ describe('tasks: creation, drafts, visibility, lists', () => {
         (await call('post', `/classes/${cls.classId}/tasks`, cls.owner, { title: 'T', blockedBy: [gone.id] }))
           .status,
       ).toBe(400);
+    });
+
+    it.each([
+      ['POST /classes/:classId/tasks', ''],
+      ['POST /classes/:classId/tasks/drafts', '/drafts'],
+    ])('%s racing the deletion of the class: 404, not 500', async (_route, path) => {
+      // The request passes the role check, then waits for the class row a deletion holds; the class is gone
+      // when it goes on.
+      const doomed = await createClassWithRoles(ctx);
+      const res = await raceAgainstTransaction(
+        ctx.db,
+        [
+          [`SELECT 1 FROM classes WHERE id = $1 FOR UPDATE`, [doomed.classId]],
+          [`DELETE FROM classes WHERE id = $1`, [doomed.classId]],
+        ],
+        () => call('post', `/classes/${doomed.classId}/tasks${path}`, doomed.admin, { title: 'Late' }),
+      );
+      expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: error('NOT_FOUND') });
     });
   });
 

@@ -33,7 +33,11 @@ export class ClassRoleGuard implements CanActivate {
     const classId = request.params.classId;
     if (!isUuid(classId)) throw AppError.validation('classId must be a UUID');
     const user = request.user as AuthUser;
-    request.classAccess = await this.access.requireClassRole(classId, user.id, roles.length ? roles : undefined);
+    request.classAccess = await this.access.requireClassRole(
+      classId,
+      user.id,
+      roles.length ? roles : undefined,
+    );
     return true;
   }
 }

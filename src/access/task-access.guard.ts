@@ -1,6 +1,7 @@
 import {
   applyDecorators,
   CanActivate,
+  createParamDecorator,
   ExecutionContext,
   Injectable,
   SetMetadata,
@@ -11,7 +12,7 @@ import type { Request } from 'express';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { AppError } from '../common/errors/app-error';
 import { isUuid } from '../common/utils/uuid';
-import { AccessService } from './access.service';
+import { AccessService, TaskAccess } from './access.service';
 
 const TASK_ACCESS = 'taskAccess';
 
@@ -22,11 +23,16 @@ interface TaskAccessOptions {
 
 /**
  * On a route with a `:taskId` parameter: `AccessService.requireTaskAccess` as a guard. Guards run before
- * interceptors, so on an upload route the caller is refused (404/403) before multer stores a single byte.
- * Services still check access themselves where the answer must hold inside their transaction.
+ * interceptors and pipes, so the caller is refused (404/403) before multer stores a single byte of an upload
+ * and before a body is validated. The resolved access is available to the handler through
+ * `@CurrentTaskAccess()`.
  */
 export const RequireTaskAccess = (options: TaskAccessOptions = {}): MethodDecorator =>
   applyDecorators(SetMetadata(TASK_ACCESS, options), UseGuards(TaskAccessGuard));
+
+interface RequestWithTaskAccess extends Request {
+  taskAccess?: TaskAccess;
+}
 
 @Injectable()
 export class TaskAccessGuard implements CanActivate {
@@ -38,10 +44,18 @@ export class TaskAccessGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const options =
       this.reflector.get<TaskAccessOptions | undefined>(TASK_ACCESS, context.getHandler()) ?? {};
-    const request = context.switchToHttp().getRequest<Request>();
+    const request = context.switchToHttp().getRequest<RequestWithTaskAccess>();
     const taskId = request.params.taskId;
     if (!isUuid(taskId)) throw AppError.validation('taskId must be a UUID');
-    await this.access.requireTaskAccess(taskId, (request.user as AuthUser).id, options);
+    request.taskAccess = await this.access.requireTaskAccess(taskId, (request.user as AuthUser).id, options);
     return true;
   }
 }
+
+/** The caller's access to the task resolved by `@RequireTaskAccess(...)`. */
+export const CurrentTaskAccess = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): TaskAccess => {
+    const request = context.switchToHttp().getRequest<RequestWithTaskAccess>();
+    return request.taskAccess as TaskAccess;
+  },
+);

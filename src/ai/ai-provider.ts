@@ -33,6 +33,18 @@ export const FAILED_PARSE: ParseResult = Object.freeze({
 });
 
 export const TITLE_MAX_LENGTH = 200;
+
+/**
+ * `title` cut to TITLE_MAX_LENGTH characters, the last one an ellipsis, when longer. Characters are code points,
+ * as request validation and the column count them; a cut between the two halves of a surrogate pair would
+ * leave half a character.
+ */
+export function fitTitle(title: string): string {
+  const characters = [...title];
+  return characters.length <= TITLE_MAX_LENGTH
+    ? title
+    : `${characters.slice(0, TITLE_MAX_LENGTH - 1).join('')}…`;
+}
 export const DESCRIPTION_MAX_LENGTH = 100_000;
 export const MAX_TIME_OPTIONS = 3;
 

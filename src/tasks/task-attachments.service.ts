@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { AccessService } from '../access/access.service';
+import { AccessService, TaskAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { toAttachmentResponse } from '../files/attachment.response';
 import { FileStorage } from '../files/file-storage';
@@ -55,8 +55,8 @@ export class TaskAttachmentsService {
     }
   }
 
-  async remove(taskId: string, attachmentId: string, userId: string): Promise<void> {
-    await this.access.requireTaskAccess(taskId, userId, { manage: true });
+  /** `access` comes from the route's `@RequireTaskAccess({ manage: true })`. */
+  async remove({ taskId }: TaskAccess, attachmentId: string): Promise<void> {
     const [rows] = await this.dataSource.query<[{ file_key: string }[], number]>(
       `DELETE FROM task_attachments WHERE id = $1 AND task_id = $2 RETURNING file_key`,
       [attachmentId, taskId],

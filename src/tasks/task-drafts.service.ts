@@ -3,7 +3,7 @@ import { Cron } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { AccessService } from '../access/access.service';
+import { AccessService, TaskAccess } from '../access/access.service';
 import { ParseInput, ParseResult } from '../ai/ai-provider';
 import { AiService } from '../ai/ai.service';
 import { ParseDraftDto } from '../ai/dto/parse-text.dto';
@@ -60,10 +60,9 @@ export class TaskDraftsService {
   /**
    * Parses `text` (else the stored sourceText) and the draft's text attachments, fills the draft from the
    * result and caches its Markdown. The model is called outside any transaction; the draft is locked and
-   * checked again only to write.
+   * checked again only to write. `access` comes from the route's `@RequireTaskAccess({ manage: true })`.
    */
-  async parse(taskId: string, user: AuthUser, dto: ParseDraftDto): Promise<DraftParseResultResponse> {
-    await this.access.requireTaskAccess(taskId, user.id, { manage: true });
+  async parse({ taskId }: TaskAccess, user: AuthUser, dto: ParseDraftDto): Promise<DraftParseResultResponse> {
     const task = await this.dataSource.getRepository(Task).findOneBy({ id: taskId, deletedAt: IsNull() });
     if (!task) throw AppError.notFound('Task');
     assertDraft(task);

@@ -25,9 +25,11 @@ export async function updateTask(
 
 /**
  * Changes to the `blocked_by` graph of a class run one at a time (transaction-scoped advisory lock), so two
- * concurrent edits cannot each pass the cycle check and together close a cycle.
+ * concurrent edits cannot each pass the cycle check and together close a cycle. A transaction that also locks
+ * task rows takes this lock first: removing a deleted task from its dependents locks their rows while holding
+ * it, so a writer holding a dependent's row and waiting here would deadlock with it.
  */
-async function lockGraph(manager: EntityManager, classId: string): Promise<void> {
+export async function lockGraph(manager: EntityManager, classId: string): Promise<void> {
   await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('tasks.blocked_by:' || $1, 0))`, [
     classId,
   ]);
@@ -71,9 +73,11 @@ export async function checkBlockedBy(
   return blockedBy;
 }
 
-/** A deleted task blocks nothing any more: it leaves the `blockedBy` of the tasks of its class. */
+/**
+ * A deleted task blocks nothing any more: it leaves the `blockedBy` of the tasks of its class. The caller holds
+ * the graph lock (`lockGraph`), taken before the task's row lock.
+ */
 export async function unblockDependents(manager: EntityManager, task: Task): Promise<void> {
-  await lockGraph(manager, task.classId);
   await manager.query(
     `UPDATE tasks SET blocked_by = array_remove(blocked_by, $1::uuid)
       WHERE class_id = $2 AND deleted_at IS NULL AND blocked_by @> ARRAY[$1::uuid]`,

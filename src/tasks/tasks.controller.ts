@@ -20,10 +20,12 @@ import {
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiParam,
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { RequireTaskAccess } from '../access/task-access.guard';
+import { TaskAccess } from '../access/access.service';
+import { CurrentTaskAccess, RequireTaskAccess } from '../access/task-access.guard';
 import { ParseDraftDto } from '../ai/dto/parse-text.dto';
 import { DraftParseResultResponse } from '../ai/dto/parse-result.response';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
@@ -44,6 +46,8 @@ import { TaskReader } from './task-reader.service';
 import { TasksService } from './tasks.service';
 
 const TASK_ID = new ParseUUIDPipe();
+/** For handlers that take the access of `@RequireTaskAccess` (which checks the id) instead of the param. */
+const TASK_ID_PARAM = { name: 'taskId', format: 'uuid' };
 const MANAGERS_ONLY = 'Not a member of the class, or a MEMBER where OWNER/ADMIN is required';
 const MALFORMED_ID = 'A path id is not a UUID';
 const NOT_VISIBLE = 'Task does not exist, was deleted, or is not visible to a MEMBER (draft, not started)';
@@ -82,6 +86,8 @@ export class TasksController {
   }
 
   @Patch(':taskId')
+  @RequireTaskAccess({ manage: true })
+  @ApiParam(TASK_ID_PARAM)
   @ApiOperation({ summary: 'Change a draft or a published task (OWNER/ADMIN)' })
   @ApiOkResponse({ type: TaskDetailResponse })
   @ApiBadRequestResponse({
@@ -91,14 +97,16 @@ export class TasksController {
   @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
   @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
   update(
-    @Param('taskId', TASK_ID) taskId: string,
+    @CurrentTaskAccess() access: TaskAccess,
     @Body() body: UpdateTaskDto,
     @CurrentUser() user: AuthUser,
   ): Promise<TaskDetailResponse> {
-    return this.tasks.update(taskId, user.id, body);
+    return this.tasks.update(access, user.id, body);
   }
 
   @Post(':taskId/publish')
+  @RequireTaskAccess({ manage: true })
+  @ApiParam(TASK_ID_PARAM)
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
     summary: 'Publish a draft, applying the optional PATCH fields first (OWNER/ADMIN)',
@@ -109,11 +117,11 @@ export class TasksController {
   @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
   @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
   publish(
-    @Param('taskId', TASK_ID) taskId: string,
+    @CurrentTaskAccess() access: TaskAccess,
     @Body() body: PublishTaskDto,
     @CurrentUser() user: AuthUser,
   ): Promise<TaskDetailResponse> {
-    return this.tasks.update(taskId, user.id, body, true);
+    return this.tasks.update(access, user.id, body, true);
   }
 
   @Delete(':taskId')
@@ -143,6 +151,8 @@ export class TasksController {
   }
 
   @Patch(':taskId/state')
+  @RequireTaskAccess()
+  @ApiParam(TASK_ID_PARAM)
   @ApiOperation({ summary: "Set the caller's tags and sort order of the task" })
   @ApiOkResponse({ type: TaskUserStateResponse })
   @ApiBadRequestResponse({
@@ -152,11 +162,11 @@ export class TasksController {
   @ApiForbiddenResponse({ type: ErrorResponse, description: 'Not a member of the class' })
   @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
   updateState(
-    @Param('taskId', TASK_ID) taskId: string,
+    @CurrentTaskAccess() access: TaskAccess,
     @Body() body: UpdateTaskStateDto,
     @CurrentUser() user: AuthUser,
   ): Promise<TaskUserStateResponse> {
-    return this.tasks.updateState(taskId, user.id, body);
+    return this.tasks.updateState(access, user.id, body);
   }
 
   @Post(':taskId/attachments')
@@ -179,6 +189,8 @@ export class TasksController {
   }
 
   @Delete(':taskId/attachments/:attachmentId')
+  @RequireTaskAccess({ manage: true })
+  @ApiParam(TASK_ID_PARAM)
   @ApiBadRequestResponse({ type: ErrorResponse, description: MALFORMED_ID })
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: 'Remove an attachment and its file (OWNER/ADMIN)' })
@@ -186,14 +198,15 @@ export class TasksController {
   @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
   @ApiNotFoundResponse({ type: ErrorResponse, description: 'Task or attachment does not exist' })
   removeAttachment(
-    @Param('taskId', TASK_ID) taskId: string,
+    @CurrentTaskAccess() access: TaskAccess,
     @Param('attachmentId', new ParseUUIDPipe()) attachmentId: string,
-    @CurrentUser() user: AuthUser,
   ): Promise<void> {
-    return this.attachments.remove(taskId, attachmentId, user.id);
+    return this.attachments.remove(access, attachmentId);
   }
 
   @Post(':taskId/parse')
+  @RequireTaskAccess({ manage: true })
+  @ApiParam(TASK_ID_PARAM)
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
     summary: 'Parse a draft with its text attachments and fill it from the result (OWNER/ADMIN)',
@@ -208,11 +221,11 @@ export class TasksController {
   @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
   @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
   parse(
-    @Param('taskId', TASK_ID) taskId: string,
+    @CurrentTaskAccess() access: TaskAccess,
     @Body() body: ParseDraftDto,
     @CurrentUser() user: AuthUser,
   ): Promise<DraftParseResultResponse> {
-    return this.drafts.parse(taskId, user, body);
+    return this.drafts.parse(access, user, body);
   }
 
   @Get(':taskId/draft-markdown')

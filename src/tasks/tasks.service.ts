@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { AccessService } from '../access/access.service';
+import { AccessService, TaskAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { isoSql } from '../common/utils/time';
 import { FileStorage } from '../files/file-storage';
@@ -11,7 +11,7 @@ import { TaskDetailResponse, TaskUserStateResponse } from './dto/task.response';
 import { TaskAttachment } from './entities/task-attachment.entity';
 import { TaskMarkdownCache } from './entities/task-markdown-cache.entity';
 import { Task } from './entities/task.entity';
-import { checkBlockedBy, lockLiveTask, unblockDependents, updateTask } from './task-writes';
+import { checkBlockedBy, lockGraph, lockLiveTask, unblockDependents, updateTask } from './task-writes';
 import { TaskReader } from './task-reader.service';
 import { toUserStateResponse, UserStateRow } from './tasks.mapper';
 
@@ -27,6 +27,12 @@ export function assertTimesInOrder(startAt: Date | null, dueAt: Date | null): vo
 function assertPublishableTitle(title: string): void {
   if (title.trim().length === 0) throw AppError.validation('title must not be empty on a published task');
 }
+
+/**
+ * `FROM` of a personal state write: the task `$1` while it is not deleted, key-share locked. A deletion that
+ * holds the row makes the write wait and then find nothing (404), where the foreign key check failed (500).
+ */
+const LIVE_TASK_LOCKED = `FROM tasks t WHERE t.id = $1 AND t.deleted_at IS NULL FOR KEY SHARE OF t`;
 
 interface NewTask extends CreateDraftDto {
   title: string;
@@ -63,10 +69,13 @@ export class TasksService {
     if (publish) assertPublishableTitle(fields.title);
     const taskId = await this.dataSource.transaction(async (manager) => {
       const blockedBy = await checkBlockedBy(manager, classId, null, fields.blockedBy ?? []);
+      // The class row key-share locked: a deletion of the class that holds it makes this wait and then find
+      // no class (404), where the foreign key check failed (500).
       const [row] = await manager.query<{ id: string }[]>(
         `INSERT INTO tasks (class_id, title, description, source_text, start_at, due_at, allow_late_submission,
                             blocked_by, created_by, is_published, published_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $10 THEN now() END)
+         SELECT c.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $10 THEN now() END
+           FROM classes c WHERE c.id = $1 FOR KEY SHARE OF c
          RETURNING id`,
         [
           classId,
@@ -81,6 +90,7 @@ export class TasksService {
           publish,
         ],
       );
+      if (!row) throw AppError.notFound('Class');
       return row.id;
     });
     return this.reader.detail(taskId, userId);
@@ -88,16 +98,18 @@ export class TasksService {
 
   /**
    * PATCH, and publication with the same optional fields. Publishing a published task changes only the given
-   * fields: publishedAt stays, so no second publication happens.
+   * fields: publishedAt stays, so no second publication happens. `access` comes from the route's
+   * `@RequireTaskAccess({ manage: true })`, checked before the body was validated.
    */
   async update(
-    taskId: string,
+    { taskId, classId }: TaskAccess,
     userId: string,
     dto: UpdateTaskDto,
     publish = false,
   ): Promise<TaskDetailResponse> {
-    await this.access.requireTaskAccess(taskId, userId, { manage: true });
     await this.dataSource.transaction(async (manager) => {
+      // The graph lock before the row lock, as a deletion takes them (see lockGraph).
+      if (dto.blockedBy !== undefined) await lockGraph(manager, classId);
       const task = await lockLiveTask(manager, taskId);
       const publishing = publish && !task.isPublished;
       const changes: QueryDeepPartialEntity<Task> = {};
@@ -129,8 +141,16 @@ export class TasksService {
    * so they can refer to it (soft delete), its body and attachments cleared. Files leave the disk after commit.
    */
   async remove(taskId: string, userId: string): Promise<void> {
-    await this.access.requireTaskAccess(taskId, userId, { manage: true });
+    const { classId } = await this.access.requireTaskAccess(taskId, userId, { manage: true });
     const fileKeys = await this.dataSource.transaction(async (manager) => {
+      // A class deletion locks the class row and then every task of it; waiting for it before taking any task
+      // lock keeps the two from each holding a task the other needs (the blocker here, a dependent there).
+      const classes = await manager.query<unknown[]>(`SELECT 1 FROM classes WHERE id = $1 FOR KEY SHARE`, [
+        classId,
+      ]);
+      if (classes.length === 0) throw AppError.notFound('Task');
+      // Its id leaves its dependents' blockedBy (unblockDependents) under the graph lock, taken next.
+      await lockGraph(manager, classId);
       // The row lock also orders this against a first submission: its foreign key check waits for us.
       const task = await lockLiveTask(manager, taskId);
       const attachments = await manager.find(TaskAttachment, {
@@ -161,20 +181,29 @@ export class TasksService {
   /** The first view sets viewedAt; later views change nothing. */
   async view(taskId: string, userId: string): Promise<void> {
     await this.access.requireTaskAccess(taskId, userId);
-    await this.dataSource.query(
-      `INSERT INTO task_user_states AS us (task_id, user_id, viewed_at) VALUES ($1, $2, now())
-       ON CONFLICT (task_id, user_id) DO UPDATE SET viewed_at = COALESCE(us.viewed_at, EXCLUDED.viewed_at)`,
+    const saved = await this.dataSource.query<unknown[]>(
+      `INSERT INTO task_user_states AS us (task_id, user_id, viewed_at)
+       SELECT t.id, $2, now() ${LIVE_TASK_LOCKED}
+       ON CONFLICT (task_id, user_id) DO UPDATE SET viewed_at = COALESCE(us.viewed_at, EXCLUDED.viewed_at)
+       RETURNING 1`,
       [taskId, userId],
     );
+    if (saved.length === 0) throw AppError.notFound('Task');
   }
 
-  /** Sets the given fields of the caller's state (tags, sortOrder); the others keep their values. */
-  async updateState(taskId: string, userId: string, dto: UpdateTaskStateDto): Promise<TaskUserStateResponse> {
-    await this.access.requireTaskAccess(taskId, userId);
+  /**
+   * Sets the given fields of the caller's state (tags, sortOrder); the others keep their values. `access`
+   * comes from the route's `@RequireTaskAccess()`.
+   */
+  async updateState(
+    { taskId }: TaskAccess,
+    userId: string,
+    dto: UpdateTaskStateDto,
+  ): Promise<TaskUserStateResponse> {
     const [row] = await this.dataSource.query<UserStateRow[]>(
       `WITH saved AS (
          INSERT INTO task_user_states AS us (task_id, user_id, tags, sort_order)
-         VALUES ($1, $2, COALESCE($3::varchar[], '{}'), $4)
+         SELECT t.id, $2, COALESCE($3::varchar[], '{}'), $4::double precision ${LIVE_TASK_LOCKED}
          ON CONFLICT (task_id, user_id) DO UPDATE SET
            tags = COALESCE($3::varchar[], us.tags),
            sort_order = CASE WHEN $5 THEN EXCLUDED.sort_order ELSE us.sort_order END
@@ -185,6 +214,7 @@ export class TasksService {
          FROM saved LEFT JOIN submissions s ON s.task_id = $1 AND s.user_id = $2`,
       [taskId, userId, dto.tags ?? null, dto.sortOrder ?? null, dto.sortOrder !== undefined],
     );
+    if (!row) throw AppError.notFound('Task');
     return toUserStateResponse(row);
   }
 }

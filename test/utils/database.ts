@@ -44,7 +44,10 @@ export async function ensureTemplate(adminUrl: string): Promise<string> {
       const building = `${template}_build_${randomBytes(4).toString('hex')}`;
       await client.query(`CREATE DATABASE "${building}"`);
       const dataSource = new DataSource(
-        buildDataSourceOptions(loadConfig({ DATA_DIR: '/tmp/cts-test-data' }), withDatabase(adminUrl, building)),
+        buildDataSourceOptions(
+          loadConfig({ DATA_DIR: '/tmp/cts-test-data' }),
+          withDatabase(adminUrl, building),
+        ),
       );
       await dataSource.initialize();
       await dataSource.runMigrations();
@@ -67,4 +70,41 @@ export async function createTestDatabase(adminUrl: string, template: string): Pr
 
 export async function dropTestDatabase(adminUrl: string, name: string): Promise<void> {
   await withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+}
+
+/** Resolves once `count` sessions of the database of `db` wait for a lock (to stage a race step by step). */
+export async function waitForLockWaiters(db: DataSource, count: number): Promise<void> {
+  for (;;) {
+    const [{ n }] = await db.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    if (n >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * Stages a request racing another transaction: `sql` runs in a transaction of its own, one statement at a
+ * time; the first takes a lock, the request starts, and once it waits for that lock the other statements run
+ * and the transaction commits. Answers the request's response.
+ */
+export async function raceAgainstTransaction<T>(
+  db: DataSource,
+  sql: [string, unknown[]][],
+  request: () => PromiseLike<T>,
+): Promise<T> {
+  const runner = db.createQueryRunner();
+  await runner.startTransaction();
+  try {
+    const [[lockSql, lockParams], ...rest] = sql;
+    await runner.query(lockSql, lockParams);
+    const answer = Promise.resolve(request());
+    await waitForLockWaiters(db, 1);
+    for (const [text, params] of rest) await runner.query(text, params);
+    await runner.commitTransaction();
+    return await answer;
+  } finally {
+    if (runner.isTransactionActive) await runner.rollbackTransaction();
+    await runner.release();
+  }
 }

@@ -199,6 +199,11 @@ describe('LocalAiProvider', () => {
       expect(title.endsWith('…')).toBe(true);
     });
 
+    it('counts characters, not UTF-16 units, and never cuts a character in two', async () => {
+      expect((await parse('😀'.repeat(200), UTC)).title).toBe('😀'.repeat(200));
+      expect((await parse('😀'.repeat(250), UTC)).title).toBe(`${'😀'.repeat(199)}…`);
+    });
+
     it('answers null title and description for blank text', async () => {
       expect(await parse('   \n  ', UTC)).toEqual({
         title: null,

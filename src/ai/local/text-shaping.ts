@@ -1,4 +1,4 @@
-import { TITLE_MAX_LENGTH } from '../ai-provider';
+import { fitTitle, TITLE_MAX_LENGTH } from '../ai-provider';
 
 /** Markdown markers a first line may carry: heading, quote, list bullet or number. */
 const LINE_MARKER = /^\s*(?:#{1,6}\s+|>\s*|[-*+•·・▪●◦]\s+|\d{1,3}[.)、]\s*)/;
@@ -20,12 +20,13 @@ function firstContentLine(text: string): string | undefined {
 export function deriveTitle(text: string): string | null {
   const line = firstContentLine(text);
   if (!line) return null;
-  if (line.length <= TITLE_MAX_LENGTH) return line;
+  const fitted = fitTitle(line);
+  if (fitted === line) return line;
+  // Both cuts below stay within 200 characters: they are at most 200 UTF-16 units.
   const sentenceEnd = line.search(SENTENCE_END);
   if (sentenceEnd > 0 && sentenceEnd < TITLE_MAX_LENGTH) return line.slice(0, sentenceEnd + 1);
-  const cut = line.slice(0, TITLE_MAX_LENGTH - 1);
-  const lastSpace = cut.lastIndexOf(' ');
-  return `${lastSpace > TITLE_MAX_LENGTH / 2 ? cut.slice(0, lastSpace) : cut}…`;
+  const lastSpace = fitted.lastIndexOf(' ');
+  return lastSpace > TITLE_MAX_LENGTH / 2 ? `${fitted.slice(0, lastSpace)}…` : fitted;
 }
 
 type Block = { kind: 'paragraph' | 'heading' | 'item' | 'code'; text: string };

@@ -28,6 +28,11 @@ describe('readModelOutput', () => {
     expect(result.description).toBeNull();
   });
 
+  it('counts title characters, not UTF-16 units, and never cuts a character in two', () => {
+    expect(readModelOutput({ ...valid, title: '😀'.repeat(200) }).title).toBe('😀'.repeat(200));
+    expect(readModelOutput({ ...valid, title: '😀'.repeat(201) }).title).toBe(`${'😀'.repeat(199)}…`);
+  });
+
   it.each([
     ['not an object', []],
     ['a missing key', { title: 'x', timeOptions: [{ startAt: null, dueAt: null }], description: null }],

@@ -1,6 +1,7 @@
 import { isIsoTimestamp } from '../../common/validation/validators';
 import {
   DESCRIPTION_MAX_LENGTH,
+  fitTitle,
   MAX_TIME_OPTIONS,
   ParseResult,
   TimeOption,
@@ -62,7 +63,7 @@ export function readModelOutput(value: unknown): ParseResult {
   }
   const title = text(value.title, 'title', TITLE_MAX_LENGTH * 4);
   return {
-    title: title && title.length > TITLE_MAX_LENGTH ? `${title.slice(0, TITLE_MAX_LENGTH - 1)}…` : title,
+    title: title && fitTitle(title),
     timeOptions: timeOptions.map(timeOption).slice(0, MAX_TIME_OPTIONS),
     allowLateSubmission,
     description: text(value.description, 'description', DESCRIPTION_MAX_LENGTH),

@@ -14,6 +14,11 @@ describe('validators', () => {
     ['2030-02-29T00:00:00Z', false],
     ['2030-12-31T23:59:59.999Z', true],
     ['tomorrow', false],
+    ['0001-01-01T00:00:00Z', true],
+    ['0000-12-31T23:59:59Z', false],
+    ['0001-01-01T00:30:00+01:00', false],
+    ['9999-12-31T23:59:59.999Z', true],
+    ['9999-12-31T20:00:00-05:00', false],
   ])('isIsoTimestamp(%s) = %s', (value, expected) => {
     expect(isIsoTimestamp(value)).toBe(expected);
   });

@@ -4,13 +4,17 @@ import { registerDecorator, ValidationOptions } from 'class-validator';
 /** ISO 8601 date-time with an explicit offset or `Z` (CONTRACT §1); a bare local time is rejected. */
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
+/**
+ * Instants whose UTC year has four digits, 0001 to 9999: every timestamp is answered as `YYYY-MM-DDTHH:mm:ss.sssZ`
+ * (SPEC conventions), which `toISOString` and PostgreSQL cannot write for others (year 0 came back as 0001).
+ */
+const EARLIEST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
 export function isIsoTimestamp(value: unknown): value is string {
-  return (
-    typeof value === 'string' &&
-    ISO_WITH_OFFSET.test(value) &&
-    !Number.isNaN(Date.parse(value)) &&
-    isCalendarDate(value)
-  );
+  if (typeof value !== 'string' || !ISO_WITH_OFFSET.test(value)) return false;
+  const instant = Date.parse(value);
+  return instant >= EARLIEST_INSTANT && instant <= LATEST_INSTANT && isCalendarDate(value);
 }
 
 /** Date.parse rolls a day past the month's end over (`2030-02-30` → March 2); ISO 8601 has no such day. */
@@ -50,7 +54,11 @@ export const IsIsoTimestamp = simpleDecorator(
   'must be an ISO 8601 timestamp with a time zone offset or Z',
 );
 
-export const IsIanaTimezone = simpleDecorator('isIanaTimezone', isIanaTimezone, 'must be an IANA time zone identifier');
+export const IsIanaTimezone = simpleDecorator(
+  'isIanaTimezone',
+  isIanaTimezone,
+  'must be an IANA time zone identifier',
+);
 
 /** bcrypt reads only the first 72 bytes of a password. */
 export const PASSWORD_MAX_BYTES = 72;
