@@ -579,6 +579,8 @@ describe('submissions', () => {
         [0, 0],
         [100000, 100000],
         [0.01, 0.01],
+        [99999.99, 99999.99],
+        [-0, 0],
       ]) {
         const res = await grade(taskId, submission.id, owner, { score }).expect(200);
         expect(res.body.score).toBe(expected);
@@ -591,7 +593,12 @@ describe('submissions', () => {
       for (const body of [
         {},
         { score: 12.345 },
+        { score: 0.001 },
+        // Tiny values whose text has no '.' (class-validator's decimal check threw on them: 500).
+        { score: 1e-7 },
+        { score: 5e-324 },
         { score: -1 },
+        { score: -0.01 },
         { score: 100000.01 },
         { score: '12' },
         { score: Number.MAX_VALUE },
@@ -609,6 +616,23 @@ describe('submissions', () => {
         ]);
       }
       await grade(taskId, submission.id, owner, { feedback: 'x'.repeat(10_000) }).expect(200);
+    });
+
+    it('names the type before the range in its 400', async () => {
+      for (const [body, message] of [
+        [{ score: 'NaN' }, 'score must be a number'],
+        [{ score: '12' }, 'score must be a number'],
+        [{ score: 1.234 }, 'score must have at most 2 decimals'],
+        [{ feedback: 5 }, 'feedback must be a string'],
+      ] as const) {
+        const res = await grade(taskId, submission.id, owner, body);
+        expect([res.status, res.body.error]).toEqual([400, expect.stringContaining(message)]);
+      }
+      const res = await put(taskId, member, { content: { text: 'x' } });
+      expect([res.status, res.body.error]).toEqual([
+        400,
+        expect.stringContaining('content must be a string'),
+      ]);
     });
 
     it('needs a score, given or existing, for isExemplary: true', async () => {
