@@ -157,6 +157,42 @@ describe('submissions', () => {
       expect([res.status, res.body]).toEqual([400, error('VALIDATION_ERROR')]);
     });
 
+    it('decides access before reading the grade body or the second id of the path', async () => {
+      const badBody = { score: 'x' };
+      const routes = [
+        (user: TestUser) => grade(taskId, submissionId, user, badBody),
+        (user: TestUser) => grade(taskId, 'not-a-uuid', user, { score: 1 }),
+        (user: TestUser) => call('get', `/tasks/${taskId}/submissions/not-a-uuid`, user),
+      ];
+      for (const [user, expected] of [
+        [outsider, 403],
+        [member, 403],
+        [owner, 400],
+      ] as const) {
+        for (const send of routes) {
+          const res = await send(user);
+          expect([user.id, res.status, res.body.code]).toEqual([
+            user.id,
+            expected,
+            expected === 403 ? 'FORBIDDEN' : 'VALIDATION_ERROR',
+          ]);
+        }
+      }
+      const res = await removeAttachment(taskId, outsider, 'not-a-uuid');
+      expect([res.status, res.body]).toEqual([403, error('FORBIDDEN')]);
+
+      const deleted = await seedTask(ctx, classId);
+      await ctx.db.query(`UPDATE tasks SET deleted_at = now() WHERE id = $1`, [deleted]);
+      const draft = await seedTask(ctx, classId, { isPublished: false });
+      for (const [id, user] of [
+        [deleted, owner],
+        [draft, member],
+      ] as const) {
+        const hidden = await grade(id, submissionId, user, badBody);
+        expect([hidden.status, hidden.body]).toEqual([404, error('NOT_FOUND')]);
+      }
+    });
+
     it('hides unpublished, scheduled and deleted tasks from a MEMBER (404)', async () => {
       const draft = await seedTask(ctx, classId, { isPublished: false });
       const scheduled = await seedTask(ctx, classId, {

@@ -222,7 +222,7 @@ export class SubmissionsService {
     graderId: string,
     dto: GradeSubmissionDto,
   ): Promise<SubmissionResponse> {
-    // Access first: a MEMBER is told 403 (SPEC), not how to fix a body they may not send.
+    // The route's guard answered 404/403 before the body was read; this check holds for any caller.
     await this.access.requireTaskAccess(taskId, graderId, { manage: true });
     if (dto.score === undefined && dto.feedback === undefined && dto.isExemplary === undefined) {
       throw AppError.validation('Give at least one of score, feedback, isExemplary');
