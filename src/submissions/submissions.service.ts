@@ -36,8 +36,8 @@ export const ATTACHMENTS_PER_SUBMISSION_MAX = 50;
 /** TypeORM answers UPDATE and DELETE with [rows, affected count]. */
 type UpdateResult<T> = [T[], number];
 
-/** The late rule over the task row `t`, judged by the database clock. */
-const LATE_SQL = `(NOT t.allow_late_submission AND t.due_at IS NOT NULL AND t.due_at <= now())`;
+/** The late rule over the task row `t`, judged by the database clock: a write at exactly dueAt is in time. */
+const LATE_SQL = `(NOT t.allow_late_submission AND t.due_at IS NOT NULL AND t.due_at < now())`;
 
 interface WriteRules {
   late: boolean;
