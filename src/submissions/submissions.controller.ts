@@ -10,6 +10,7 @@ import {
   Patch,
   Post,
   Put,
+  Res,
   StreamableFile,
   UploadedFile,
 } from '@nestjs/common';
@@ -26,6 +27,7 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { RequireTaskAccess } from '../access/task-access.guard';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
@@ -132,8 +134,12 @@ export class SubmissionsController {
   @ApiProduces('text/csv')
   @ApiOkResponse({ description: 'UTF-8 CSV with BOM and CRLF', schema: { type: 'string' } })
   @ApiForbiddenResponse({ type: ErrorResponse, description: 'FORBIDDEN: not OWNER or ADMIN' })
-  export(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<StreamableFile> {
-    return this.exporter.export(taskId, user);
+  export(
+    @Param('taskId', TASK_ID) taskId: string,
+    @CurrentUser() user: AuthUser,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<StreamableFile> {
+    return this.exporter.export(taskId, user, response);
   }
 
   @Get(':submissionId')
