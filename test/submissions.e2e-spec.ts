@@ -708,6 +708,42 @@ describe('submissions', () => {
       ).toBeNull();
     });
 
+    it('keeps the grade when the submitter changes the submission afterwards, also when both race', async () => {
+      const racedTask = await seedTask(ctx, classId);
+      const first = await putSubmission(ctx, racedTask, member, 'draft');
+      const graded = (await grade(racedTask, first.id, owner, { score: 50, feedback: 'ok' }).expect(200))
+        .body as SubmissionJson;
+      const changed = await put(racedTask, member, { content: 'improved' }).expect(200);
+      expect(changed.body).toMatchObject({
+        content: 'improved',
+        score: 50,
+        feedback: 'ok',
+        reviewerId: owner.id,
+      });
+      expect(changed.body.reviewedAt).toBe(graded.reviewedAt);
+      // lastUpdatedAt after reviewedAt tells the grader the submission changed since it was graded.
+      expect(Date.parse(changed.body.lastUpdatedAt)).toBeGreaterThan(Date.parse(graded.reviewedAt!));
+
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          i % 2
+            ? grade(racedTask, first.id, admin, { score: i, feedback: `f${i}` })
+            : put(racedTask, member, { content: `c${i}` }),
+        ),
+      );
+      expect(answers.map((res) => res.status)).toEqual(Array(12).fill(200));
+      const [row] = await ctx.db.query(`SELECT content, score, feedback FROM submissions WHERE id = $1`, [
+        first.id,
+      ]);
+      // Neither write undoes the other: the last PUT's content and the last grade's score and feedback stay together.
+      const lastGrade = Number(row.score);
+      expect([lastGrade % 2, row.feedback, row.content]).toEqual([
+        1,
+        `f${lastGrade}`,
+        expect.stringMatching(/^c\d+$/),
+      ]);
+    });
+
     it('shows OWNER and ADMIN the full submission by id', async () => {
       const mine = (await getMine(taskId, member).expect(200)).body;
       for (const user of [owner, admin]) {
