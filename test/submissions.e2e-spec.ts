@@ -308,6 +308,29 @@ describe('submissions', () => {
     });
   });
 
+  describe('first writes racing', () => {
+    it('creates one row, counted once, when PUTs and uploads of one user race', async () => {
+      const taskId = await seedTask(ctx, classId);
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          i % 2 ? upload(taskId, member, `f${i}.txt`) : put(taskId, member, { content: `c${i}` }),
+        ),
+      );
+      expect(answers.map((res) => res.status)).toEqual(
+        Array.from({ length: 10 }, (_, i) => (i % 2 ? 201 : 200)),
+      );
+      const rows = await ctx.db.query(
+        `SELECT s.id, (SELECT count(*)::int FROM submission_attachments a WHERE a.submission_id = s.id) AS files
+           FROM submissions s WHERE s.task_id = $1`,
+        [taskId],
+      );
+      expect(rows).toEqual([{ id: expect.any(String), files: 5 }]);
+      expect(
+        await ctx.db.query(`SELECT submitted_count FROM task_submission_counts WHERE task_id = $1`, [taskId]),
+      ).toEqual([{ submitted_count: 1 }]);
+    });
+  });
+
   describe('attachments', () => {
     it('round-trips: upload creates the submission, delete removes row and file, lastUpdatedAt moves', async () => {
       const taskId = await seedTask(ctx, classId);
@@ -420,6 +443,23 @@ describe('submissions', () => {
       expect([res.status, res.body]).toEqual([400, error('VALIDATION_ERROR')]);
       expect(storedFileKeys(ctx)).toHaveLength(filesBefore);
       expect((await getMine(taskId, member).expect(200)).body.attachments).toHaveLength(50);
+    });
+
+    it('holds the bound under concurrent uploads, and keeps no file of a refused one', async () => {
+      const taskId = await seedTask(ctx, classId);
+      const { id } = await putSubmission(ctx, taskId, member, 'racing files');
+      await ctx.db.query(
+        `INSERT INTO submission_attachments (submission_id, file_key, original_name)
+         SELECT $1, 'seeded' || n || 'yyyyyyyyyyyyyyyy', 'f' || n FROM generate_series(1, 47) n`,
+        [id],
+      );
+      const filesBefore = storedFileKeys(ctx).length;
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => upload(taskId, member, `r${i}.txt`)),
+      );
+      expect(answers.map((res) => res.status).sort()).toEqual([201, 201, 201, 400, 400, 400]);
+      expect((await getMine(taskId, member).expect(200)).body.attachments).toHaveLength(50);
+      expect(storedFileKeys(ctx)).toHaveLength(filesBefore + 3);
     });
 
     it('serves a submission file to its submitter and the class OWNER/ADMIN only', async () => {
