@@ -429,14 +429,20 @@ describe('submissions', () => {
       expect(storedFileKeys(ctx)).toHaveLength(filesBefore + 2);
     });
 
-    it('holds at most 50 attachments per submission', async () => {
+    /** A task where the member's submission already has `count` attachment rows (without files). */
+    async function taskWithAttachments(count: number): Promise<string> {
       const taskId = await seedTask(ctx, classId);
       const { id } = await putSubmission(ctx, taskId, member, 'many files');
       await ctx.db.query(
         `INSERT INTO submission_attachments (submission_id, file_key, original_name)
-         SELECT $1, 'seeded' || n || 'xxxxxxxxxxxxxxxx', 'f' || n FROM generate_series(1, 49) n`,
-        [id],
+         SELECT $1::uuid, 'seeded' || n || md5($1::text), 'f' || n FROM generate_series(1, $2) n`,
+        [id, count],
       );
+      return taskId;
+    }
+
+    it('holds at most 50 attachments per submission', async () => {
+      const taskId = await taskWithAttachments(49);
       await upload(taskId, member).expect(201);
       const filesBefore = storedFileKeys(ctx).length;
       const res = await upload(taskId, member);
@@ -446,13 +452,7 @@ describe('submissions', () => {
     });
 
     it('holds the bound under concurrent uploads, and keeps no file of a refused one', async () => {
-      const taskId = await seedTask(ctx, classId);
-      const { id } = await putSubmission(ctx, taskId, member, 'racing files');
-      await ctx.db.query(
-        `INSERT INTO submission_attachments (submission_id, file_key, original_name)
-         SELECT $1, 'seeded' || n || 'yyyyyyyyyyyyyyyy', 'f' || n FROM generate_series(1, 47) n`,
-        [id],
-      );
+      const taskId = await taskWithAttachments(47);
       const filesBefore = storedFileKeys(ctx).length;
       const answers = await Promise.all(
         Array.from({ length: 6 }, (_, i) => upload(taskId, member, `r${i}.txt`)),
