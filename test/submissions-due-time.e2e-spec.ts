@@ -34,7 +34,11 @@ describe('late rule at the exact due time', () => {
     }
     const url = new URL(withDatabase(adminUrl, database));
     url.searchParams.set('options', '-c search_path=test_clock,pg_catalog,public');
-    ctx = await createTestApp({ MIGRATIONS_RUN: 'false' }, { databaseUrl: url.toString() });
+    // Background jobs stay quiet: on this clock they would see every task as due in 2030.
+    ctx = await createTestApp(
+      { MIGRATIONS_RUN: 'false', DELIVERY_POLL_INTERVAL_MS: '2000000000', SCHEDULER_CRON: '0 0 0 1 1 *' },
+      { databaseUrl: url.toString() },
+    );
     const owner = await createUser(ctx);
     member = await createUser(ctx);
     ({ id: classId } = await createClass(ctx, owner));
