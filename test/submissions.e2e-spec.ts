@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ClassRole } from '../src/classes/entities/class-member.entity';
 import { addMember, createClass } from './utils/classes';
+import { attachQueryCounter } from './utils/query-counter';
 import {
   putSubmission,
   seedTask,
@@ -180,6 +181,14 @@ describe('submissions', () => {
       }
       const res = await removeAttachment(taskId, outsider, 'not-a-uuid');
       expect([res.status, res.body]).toEqual([403, error('FORBIDDEN')]);
+      for (const [user, body, status, code] of [
+        [outsider, {}, 403, 'FORBIDDEN'],
+        [outsider, { content: 5, extra: true }, 403, 'FORBIDDEN'],
+        [member, {}, 400, 'VALIDATION_ERROR'],
+      ] as const) {
+        const answer = await put(taskId, user, body);
+        expect([answer.status, answer.body]).toEqual([status, error(code)]);
+      }
 
       const deleted = await seedTask(ctx, classId);
       await ctx.db.query(`UPDATE tasks SET deleted_at = now() WHERE id = $1`, [deleted]);
@@ -190,6 +199,23 @@ describe('submissions', () => {
       ] as const) {
         const hidden = await grade(id, submissionId, user, badBody);
         expect([hidden.status, hidden.body]).toEqual([404, error('NOT_FOUND')]);
+        const hiddenPut = await put(id, user, { content: 5 });
+        expect([hiddenPut.status, hiddenPut.body]).toEqual([404, error('NOT_FOUND')]);
+      }
+    });
+
+    it('keeps a valid PUT at one statement; only an invalid body asks for access', async () => {
+      const counter = attachQueryCounter(ctx);
+      try {
+        await put(taskId, member, { content: 'warm the token cache' }).expect(200);
+        const valid = await counter.record(() =>
+          put(taskId, member, { content: 'one statement' }).expect(200),
+        );
+        expect(valid).toHaveLength(1);
+        const invalid = await counter.record(() => put(taskId, member, { content: 5 }).expect(400));
+        expect(invalid).toHaveLength(1);
+      } finally {
+        counter.detach();
       }
     });
 
