@@ -47,6 +47,28 @@ describe('submissions', () => {
     call('patch', `/tasks/${taskId}/submissions/${submissionId}/grade`, user).send(body);
   const list = (taskId: string, user: TestUser) => call('get', `/tasks/${taskId}/submissions`, user);
 
+  type Route = { name: string; send: (user?: TestUser) => ReturnType<typeof call> };
+  /** Every submission route of a task, with a submission and an attachment of it for the routes that name one. */
+  const routesOf = (taskId: string, submissionId: string, attachmentId: string): Route[] => [
+    { name: 'GET me', send: (user) => call('get', `/tasks/${taskId}/submissions/me`, user) },
+    {
+      name: 'PUT me',
+      send: (user) => call('put', `/tasks/${taskId}/submissions/me`, user).send({ content: 'x' }),
+    },
+    { name: 'POST attachment', send: (user) => upload(taskId, user) },
+    {
+      name: 'DELETE attachment',
+      send: (user) => call('delete', `/tasks/${taskId}/submissions/me/attachments/${attachmentId}`, user),
+    },
+    { name: 'GET list', send: (user) => call('get', `/tasks/${taskId}/submissions`, user) },
+    {
+      name: 'GET one',
+      send: (user) => call('get', `/tasks/${taskId}/submissions/${submissionId}`, user),
+    },
+    { name: 'PATCH grade', send: (user) => grade(taskId, submissionId, user, { score: 1 }) },
+    { name: 'GET export', send: (user) => call('get', `/tasks/${taskId}/submissions/export`, user) },
+  ];
+
   beforeAll(async () => {
     ctx = await createTestApp({ UPLOAD_MAX_BYTES: String(UPLOAD_MAX_BYTES) });
     await ctx.app.listen(0);
@@ -69,31 +91,13 @@ describe('submissions', () => {
     let taskId: string;
     let submissionId: string;
     let attachmentId: string;
-    let routes: { name: string; send: (user?: TestUser) => ReturnType<typeof call> }[];
+    let routes: Route[];
 
     beforeAll(async () => {
       taskId = await seedTask(ctx, classId);
       submissionId = (await putSubmission(ctx, taskId, member, 'mine')).id;
       attachmentId = (await uploadSubmissionAttachment(ctx, taskId, member)).id;
-      routes = [
-        { name: 'GET me', send: (user) => call('get', `/tasks/${taskId}/submissions/me`, user) },
-        {
-          name: 'PUT me',
-          send: (user) => call('put', `/tasks/${taskId}/submissions/me`, user).send({ content: 'x' }),
-        },
-        { name: 'POST attachment', send: (user) => upload(taskId, user) },
-        {
-          name: 'DELETE attachment',
-          send: (user) => call('delete', `/tasks/${taskId}/submissions/me/attachments/${attachmentId}`, user),
-        },
-        { name: 'GET list', send: (user) => call('get', `/tasks/${taskId}/submissions`, user) },
-        {
-          name: 'GET one',
-          send: (user) => call('get', `/tasks/${taskId}/submissions/${submissionId}`, user),
-        },
-        { name: 'PATCH grade', send: (user) => grade(taskId, submissionId, user, { score: 1 }) },
-        { name: 'GET export', send: (user) => call('get', `/tasks/${taskId}/submissions/export`, user) },
-      ];
+      routes = routesOf(taskId, submissionId, attachmentId);
     });
 
     it('answers 401 UNAUTHORIZED without a token, or with a bad one', async () => {
@@ -217,6 +221,35 @@ describe('submissions', () => {
       } finally {
         counter.detach();
       }
+    });
+
+    it('answers 404 on every route of a deleted task to every member, and of a draft or scheduled one to a MEMBER', async () => {
+      const deleted = await seedTask(ctx, classId);
+      const { id } = await putSubmission(ctx, deleted, member, 'kept');
+      const attachment = await uploadSubmissionAttachment(ctx, deleted, member);
+      await ctx.db.query(`UPDATE tasks SET deleted_at = now() WHERE id = $1`, [deleted]);
+      const draft = await seedTask(ctx, classId, { isPublished: false });
+      const scheduled = await seedTask(ctx, classId, {
+        startAt: new Date(Date.now() + 86_400_000).toISOString(),
+      });
+      const filesBefore = storedFileKeys(ctx).length;
+      for (const [taskId, users] of [
+        [deleted, [owner, admin, member]],
+        [draft, [member]],
+        [scheduled, [member]],
+      ] as const) {
+        for (const user of users) {
+          for (const route of routesOf(taskId, id, attachment.id)) {
+            const res = await route.send(user);
+            expect([route.name, res.status, res.body]).toEqual([route.name, 404, error('NOT_FOUND')]);
+          }
+        }
+      }
+      expect(storedFileKeys(ctx)).toHaveLength(filesBefore);
+      // The soft-deleted task's submission stays as it was.
+      expect(await ctx.db.query(`SELECT content, score FROM submissions WHERE id = $1`, [id])).toEqual([
+        { content: 'kept', score: null },
+      ]);
     });
 
     it('hides unpublished, scheduled and deleted tasks from a MEMBER (404)', async () => {
