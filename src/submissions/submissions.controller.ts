@@ -163,6 +163,7 @@ export class SubmissionsController {
   @ApiOperation({ summary: 'OWNER/ADMIN: grade; sets reviewerId to the caller and reviewedAt to now' })
   @ApiOkResponse({ type: SubmissionResponse })
   @ApiBadRequestResponse({
+    type: ErrorResponse,
     description: 'VALIDATION_ERROR: no field, bad value, or isExemplary without a score',
   })
   @ApiForbiddenResponse({ type: ErrorResponse, description: 'FORBIDDEN: not OWNER or ADMIN' })
