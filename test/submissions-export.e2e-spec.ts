@@ -1,5 +1,5 @@
 import { parse } from 'csv-parse/sync';
-import { get as httpGet, IncomingMessage } from 'node:http';
+import { ClientRequest, get as httpGet, IncomingMessage } from 'node:http';
 import { AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
 import request from 'supertest';
@@ -15,6 +15,8 @@ const HEADER =
   'Nickname,School,Student number,Class,Task title,First submission time,Last update time,Score'.split(',');
 const error = (code: string) => ({ error: expect.any(String), code });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** EXPORT_STALL_TIMEOUT_MS of this file: long enough for every check made while an export stalls. */
+const STALL_TIMEOUT_MS = 4000;
 
 /** Collects the raw response bytes, so BOM and line ends are checked as sent. */
 function rawBytes(res: request.Response, done: (error: Error | null, body: Buffer) => void): void {
@@ -46,7 +48,11 @@ describe('submissions export', () => {
 
   beforeAll(async () => {
     // Background jobs stay quiet, so the pool counts below are the export's alone.
-    ctx = await createTestApp({ DELIVERY_POLL_INTERVAL_MS: '2000000000', SCHEDULER_CRON: '0 0 0 1 1 *' });
+    ctx = await createTestApp({
+      DELIVERY_POLL_INTERVAL_MS: '2000000000',
+      SCHEDULER_CRON: '0 0 0 1 1 *',
+      EXPORT_STALL_TIMEOUT_MS: String(STALL_TIMEOUT_MS),
+    });
     await ctx.app.listen(0);
     counter = attachQueryCounter(ctx);
   });
@@ -251,7 +257,8 @@ describe('submissions export', () => {
   });
 
   describe('streaming', () => {
-    const busyClients = (): number => {
+    /** Connections of the API's pool in use (exports have a pool of their own). */
+    const busyApiClients = (): number => {
       const pool = (ctx.db.driver as PostgresDriver).master as Pool;
       return pool.totalCount - pool.idleCount;
     };
@@ -264,40 +271,100 @@ describe('submissions export', () => {
               AND query LIKE '%"firstSubmittedAt"%'`,
         )
       )[0].n;
+    const until = async (done: () => Promise<boolean> | boolean, ms: number): Promise<void> => {
+      for (const start = Date.now(); Date.now() - start < ms && !(await done());) await sleep(20);
+    };
+
+    let owner: TestUser;
+    let classId: string;
+    let bigTask: string;
+
+    beforeAll(async () => {
+      owner = await createUser(ctx);
+      ({ id: classId } = await createClass(ctx, owner, { name: 'C'.repeat(100) }));
+      bigTask = await seedTask(ctx, classId, { title: 'T'.repeat(200) });
+      // About 8 MB of CSV: more than the socket buffers hold, so the server is still streaming when the client stops.
+      await seedMembers(ctx, classId, 20_000, 'n'.repeat(80));
+    });
+
+    /** Starts an export of the big task without reading it; `responses` gets each one whose headers came. */
+    const startExport = (responses: IncomingMessage[]): ClientRequest => {
+      const { port } = ctx.app.getHttpServer().address() as AddressInfo;
+      return httpGet(
+        { port, path: `/tasks/${bigTask}/submissions/export`, headers: { Authorization: owner.auth } },
+        (response) => {
+          response.pause();
+          responses.push(response);
+        },
+      ).on('error', () => undefined);
+    };
 
     it('gives the database connection back when the client disconnects mid-export', async () => {
-      const owner = await createUser(ctx);
-      const cls = await createClass(ctx, owner, { name: 'C'.repeat(100) });
-      const taskId = await seedTask(ctx, cls.id, { title: 'T'.repeat(200) });
-      // About 8 MB of CSV: more than the socket buffers hold, so the server is still streaming when the client leaves.
-      await seedMembers(ctx, cls.id, 20_000, 'n'.repeat(80));
-
-      const { port } = ctx.app.getHttpServer().address() as AddressInfo;
-      const response = await new Promise<IncomingMessage>((resolve, reject) => {
-        httpGet(
-          { port, path: `/tasks/${taskId}/submissions/export`, headers: { Authorization: owner.auth } },
-          resolve,
-        ).on('error', reject);
-      });
+      const responses: IncomingMessage[] = [];
+      startExport(responses);
+      await until(() => responses.length === 1, 10_000);
+      const [response] = responses;
       expect(response.statusCode).toBe(200);
       let ended = false;
       response.on('end', () => (ended = true));
+      response.resume();
       await new Promise((resolve) => response.once('data', resolve));
       response.pause();
       await sleep(200);
       expect(ended).toBe(false);
       expect(await exportBackends()).toBe(1);
-      expect(busyClients()).toBe(1);
+      expect(busyApiClients()).toBe(0);
       response.destroy();
 
-      for (let i = 0; i < 100 && ((await exportBackends()) > 0 || busyClients() > 0); i++) await sleep(20);
+      await until(async () => (await exportBackends()) === 0, 2000);
       expect(await exportBackends()).toBe(0);
-      expect(busyClients()).toBe(0);
 
       // The pool still serves the next export.
-      const small = await seedTask(ctx, cls.id, { title: 'Small' });
-      await ctx.db.query(`DELETE FROM class_members WHERE class_id = $1 AND role = 'MEMBER'`, [cls.id]);
+      const small = await seedTask(ctx, (await createClass(ctx, owner)).id, { title: 'Small' });
       expect(parseCsv((await exportCsv(small, owner).expect(200)).body)).toHaveLength(2);
+    });
+
+    it('keeps the API answering while more exports stall than its pool has connections', async () => {
+      const responses: IncomingMessage[] = [];
+      // DATABASE_POOL_SIZE is 10: eleven stalled cursors on the API's pool would leave it nothing.
+      const requests = Array.from({ length: 11 }, () => startExport(responses));
+      await until(async () => responses.length === 2 && (await exportBackends()) === 2, 10_000);
+      await sleep(300);
+      // EXPORT_CONCURRENCY (2) stream, the others wait for a connection of the export pool.
+      expect(responses).toHaveLength(2);
+      expect(await exportBackends()).toBe(2);
+
+      const started = Date.now();
+      await ctx.http.get(`/tasks/${bigTask}`).set('Authorization', owner.auth).expect(200);
+      await ctx.http.get(`/tasks/${bigTask}/submissions/me`).set('Authorization', owner.auth).expect(404);
+      expect(Date.now() - started).toBeLessThan(STALL_TIMEOUT_MS);
+
+      for (const req of requests) req.destroy();
+      await until(async () => (await exportBackends()) === 0 && busyApiClients() === 0, 5000);
+      expect(await exportBackends()).toBe(0);
+    });
+
+    it('cuts an export whose client takes nothing for EXPORT_STALL_TIMEOUT_MS', async () => {
+      const responses: IncomingMessage[] = [];
+      startExport(responses);
+      await until(() => responses.length === 1, 10_000);
+      const [response] = responses;
+      response.resume();
+      await new Promise((resolve) => response.once('data', resolve));
+      response.pause();
+      await sleep(STALL_TIMEOUT_MS / 2);
+      expect(await exportBackends()).toBe(1);
+
+      await until(async () => (await exportBackends()) === 0, STALL_TIMEOUT_MS * 2);
+      expect(await exportBackends()).toBe(0);
+      // Reading on, the client finds the file cut short: the connection closes without the end of the body.
+      const outcome = new Promise((resolve) => {
+        response.on('end', () => resolve('complete'));
+        response.on('error', () => resolve('cut'));
+        response.on('aborted', () => resolve('cut'));
+      });
+      response.resume();
+      expect(await outcome).toBe('cut');
     });
   });
 });

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ClassRole } from '../src/classes/entities/class-member.entity';
 import { addMember, createClass } from './utils/classes';
+import { attachQueryCounter } from './utils/query-counter';
 import {
   putSubmission,
   seedTask,
@@ -46,6 +47,28 @@ describe('submissions', () => {
     call('patch', `/tasks/${taskId}/submissions/${submissionId}/grade`, user).send(body);
   const list = (taskId: string, user: TestUser) => call('get', `/tasks/${taskId}/submissions`, user);
 
+  type Route = { name: string; send: (user?: TestUser) => ReturnType<typeof call> };
+  /** Every submission route of a task, with a submission and an attachment of it for the routes that name one. */
+  const routesOf = (taskId: string, submissionId: string, attachmentId: string): Route[] => [
+    { name: 'GET me', send: (user) => call('get', `/tasks/${taskId}/submissions/me`, user) },
+    {
+      name: 'PUT me',
+      send: (user) => call('put', `/tasks/${taskId}/submissions/me`, user).send({ content: 'x' }),
+    },
+    { name: 'POST attachment', send: (user) => upload(taskId, user) },
+    {
+      name: 'DELETE attachment',
+      send: (user) => call('delete', `/tasks/${taskId}/submissions/me/attachments/${attachmentId}`, user),
+    },
+    { name: 'GET list', send: (user) => call('get', `/tasks/${taskId}/submissions`, user) },
+    {
+      name: 'GET one',
+      send: (user) => call('get', `/tasks/${taskId}/submissions/${submissionId}`, user),
+    },
+    { name: 'PATCH grade', send: (user) => grade(taskId, submissionId, user, { score: 1 }) },
+    { name: 'GET export', send: (user) => call('get', `/tasks/${taskId}/submissions/export`, user) },
+  ];
+
   beforeAll(async () => {
     ctx = await createTestApp({ UPLOAD_MAX_BYTES: String(UPLOAD_MAX_BYTES) });
     await ctx.app.listen(0);
@@ -68,31 +91,13 @@ describe('submissions', () => {
     let taskId: string;
     let submissionId: string;
     let attachmentId: string;
-    let routes: { name: string; send: (user?: TestUser) => ReturnType<typeof call> }[];
+    let routes: Route[];
 
     beforeAll(async () => {
       taskId = await seedTask(ctx, classId);
       submissionId = (await putSubmission(ctx, taskId, member, 'mine')).id;
       attachmentId = (await uploadSubmissionAttachment(ctx, taskId, member)).id;
-      routes = [
-        { name: 'GET me', send: (user) => call('get', `/tasks/${taskId}/submissions/me`, user) },
-        {
-          name: 'PUT me',
-          send: (user) => call('put', `/tasks/${taskId}/submissions/me`, user).send({ content: 'x' }),
-        },
-        { name: 'POST attachment', send: (user) => upload(taskId, user) },
-        {
-          name: 'DELETE attachment',
-          send: (user) => call('delete', `/tasks/${taskId}/submissions/me/attachments/${attachmentId}`, user),
-        },
-        { name: 'GET list', send: (user) => call('get', `/tasks/${taskId}/submissions`, user) },
-        {
-          name: 'GET one',
-          send: (user) => call('get', `/tasks/${taskId}/submissions/${submissionId}`, user),
-        },
-        { name: 'PATCH grade', send: (user) => grade(taskId, submissionId, user, { score: 1 }) },
-        { name: 'GET export', send: (user) => call('get', `/tasks/${taskId}/submissions/export`, user) },
-      ];
+      routes = routesOf(taskId, submissionId, attachmentId);
     });
 
     it('answers 401 UNAUTHORIZED without a token, or with a bad one', async () => {
@@ -155,6 +160,96 @@ describe('submissions', () => {
       }
       const res = await removeAttachment(taskId, member, 'nope');
       expect([res.status, res.body]).toEqual([400, error('VALIDATION_ERROR')]);
+    });
+
+    it('decides access before reading the grade body or the second id of the path', async () => {
+      const badBody = { score: 'x' };
+      const routes = [
+        (user: TestUser) => grade(taskId, submissionId, user, badBody),
+        (user: TestUser) => grade(taskId, 'not-a-uuid', user, { score: 1 }),
+        (user: TestUser) => call('get', `/tasks/${taskId}/submissions/not-a-uuid`, user),
+      ];
+      for (const [user, expected] of [
+        [outsider, 403],
+        [member, 403],
+        [owner, 400],
+      ] as const) {
+        for (const send of routes) {
+          const res = await send(user);
+          expect([user.id, res.status, res.body.code]).toEqual([
+            user.id,
+            expected,
+            expected === 403 ? 'FORBIDDEN' : 'VALIDATION_ERROR',
+          ]);
+        }
+      }
+      const res = await removeAttachment(taskId, outsider, 'not-a-uuid');
+      expect([res.status, res.body]).toEqual([403, error('FORBIDDEN')]);
+      for (const [user, body, status, code] of [
+        [outsider, {}, 403, 'FORBIDDEN'],
+        [outsider, { content: 5, extra: true }, 403, 'FORBIDDEN'],
+        [member, {}, 400, 'VALIDATION_ERROR'],
+      ] as const) {
+        const answer = await put(taskId, user, body);
+        expect([answer.status, answer.body]).toEqual([status, error(code)]);
+      }
+
+      const deleted = await seedTask(ctx, classId);
+      await ctx.db.query(`UPDATE tasks SET deleted_at = now() WHERE id = $1`, [deleted]);
+      const draft = await seedTask(ctx, classId, { isPublished: false });
+      for (const [id, user] of [
+        [deleted, owner],
+        [draft, member],
+      ] as const) {
+        const hidden = await grade(id, submissionId, user, badBody);
+        expect([hidden.status, hidden.body]).toEqual([404, error('NOT_FOUND')]);
+        const hiddenPut = await put(id, user, { content: 5 });
+        expect([hiddenPut.status, hiddenPut.body]).toEqual([404, error('NOT_FOUND')]);
+      }
+    });
+
+    it('keeps a valid PUT at one statement; only an invalid body asks for access', async () => {
+      const counter = attachQueryCounter(ctx);
+      try {
+        await put(taskId, member, { content: 'warm the token cache' }).expect(200);
+        const valid = await counter.record(() =>
+          put(taskId, member, { content: 'one statement' }).expect(200),
+        );
+        expect(valid).toHaveLength(1);
+        const invalid = await counter.record(() => put(taskId, member, { content: 5 }).expect(400));
+        expect(invalid).toHaveLength(1);
+      } finally {
+        counter.detach();
+      }
+    });
+
+    it('answers 404 on every route of a deleted task to every member, and of a draft or scheduled one to a MEMBER', async () => {
+      const deleted = await seedTask(ctx, classId);
+      const { id } = await putSubmission(ctx, deleted, member, 'kept');
+      const attachment = await uploadSubmissionAttachment(ctx, deleted, member);
+      await ctx.db.query(`UPDATE tasks SET deleted_at = now() WHERE id = $1`, [deleted]);
+      const draft = await seedTask(ctx, classId, { isPublished: false });
+      const scheduled = await seedTask(ctx, classId, {
+        startAt: new Date(Date.now() + 86_400_000).toISOString(),
+      });
+      const filesBefore = storedFileKeys(ctx).length;
+      for (const [taskId, users] of [
+        [deleted, [owner, admin, member]],
+        [draft, [member]],
+        [scheduled, [member]],
+      ] as const) {
+        for (const user of users) {
+          for (const route of routesOf(taskId, id, attachment.id)) {
+            const res = await route.send(user);
+            expect([route.name, res.status, res.body]).toEqual([route.name, 404, error('NOT_FOUND')]);
+          }
+        }
+      }
+      expect(storedFileKeys(ctx)).toHaveLength(filesBefore);
+      // The soft-deleted task's submission stays as it was.
+      expect(await ctx.db.query(`SELECT content, score FROM submissions WHERE id = $1`, [id])).toEqual([
+        { content: 'kept', score: null },
+      ]);
     });
 
     it('hides unpublished, scheduled and deleted tasks from a MEMBER (404)', async () => {
@@ -272,6 +367,29 @@ describe('submissions', () => {
     });
   });
 
+  describe('first writes racing', () => {
+    it('creates one row, counted once, when PUTs and uploads of one user race', async () => {
+      const taskId = await seedTask(ctx, classId);
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          i % 2 ? upload(taskId, member, `f${i}.txt`) : put(taskId, member, { content: `c${i}` }),
+        ),
+      );
+      expect(answers.map((res) => res.status)).toEqual(
+        Array.from({ length: 10 }, (_, i) => (i % 2 ? 201 : 200)),
+      );
+      const rows = await ctx.db.query(
+        `SELECT s.id, (SELECT count(*)::int FROM submission_attachments a WHERE a.submission_id = s.id) AS files
+           FROM submissions s WHERE s.task_id = $1`,
+        [taskId],
+      );
+      expect(rows).toEqual([{ id: expect.any(String), files: 5 }]);
+      expect(
+        await ctx.db.query(`SELECT submitted_count FROM task_submission_counts WHERE task_id = $1`, [taskId]),
+      ).toEqual([{ submitted_count: 1 }]);
+    });
+  });
+
   describe('attachments', () => {
     it('round-trips: upload creates the submission, delete removes row and file, lastUpdatedAt moves', async () => {
       const taskId = await seedTask(ctx, classId);
@@ -370,20 +488,37 @@ describe('submissions', () => {
       expect(storedFileKeys(ctx)).toHaveLength(filesBefore + 2);
     });
 
-    it('holds at most 50 attachments per submission', async () => {
+    /** A task where the member's submission already has `count` attachment rows (without files). */
+    async function taskWithAttachments(count: number): Promise<string> {
       const taskId = await seedTask(ctx, classId);
       const { id } = await putSubmission(ctx, taskId, member, 'many files');
       await ctx.db.query(
         `INSERT INTO submission_attachments (submission_id, file_key, original_name)
-         SELECT $1, 'seeded' || n || 'xxxxxxxxxxxxxxxx', 'f' || n FROM generate_series(1, 49) n`,
-        [id],
+         SELECT $1::uuid, 'seeded' || n || md5($1::text), 'f' || n FROM generate_series(1, $2) n`,
+        [id, count],
       );
+      return taskId;
+    }
+
+    it('holds at most 50 attachments per submission', async () => {
+      const taskId = await taskWithAttachments(49);
       await upload(taskId, member).expect(201);
       const filesBefore = storedFileKeys(ctx).length;
       const res = await upload(taskId, member);
       expect([res.status, res.body]).toEqual([400, error('VALIDATION_ERROR')]);
       expect(storedFileKeys(ctx)).toHaveLength(filesBefore);
       expect((await getMine(taskId, member).expect(200)).body.attachments).toHaveLength(50);
+    });
+
+    it('holds the bound under concurrent uploads, and keeps no file of a refused one', async () => {
+      const taskId = await taskWithAttachments(47);
+      const filesBefore = storedFileKeys(ctx).length;
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => upload(taskId, member, `r${i}.txt`)),
+      );
+      expect(answers.map((res) => res.status).sort()).toEqual([201, 201, 201, 400, 400, 400]);
+      expect((await getMine(taskId, member).expect(200)).body.attachments).toHaveLength(50);
+      expect(storedFileKeys(ctx)).toHaveLength(filesBefore + 3);
     });
 
     it('serves a submission file to its submitter and the class OWNER/ADMIN only', async () => {
@@ -579,6 +714,8 @@ describe('submissions', () => {
         [0, 0],
         [100000, 100000],
         [0.01, 0.01],
+        [99999.99, 99999.99],
+        [-0, 0],
       ]) {
         const res = await grade(taskId, submission.id, owner, { score }).expect(200);
         expect(res.body.score).toBe(expected);
@@ -591,7 +728,12 @@ describe('submissions', () => {
       for (const body of [
         {},
         { score: 12.345 },
+        { score: 0.001 },
+        // Tiny values whose text has no '.' (class-validator's decimal check threw on them: 500).
+        { score: 1e-7 },
+        { score: 5e-324 },
         { score: -1 },
+        { score: -0.01 },
         { score: 100000.01 },
         { score: '12' },
         { score: Number.MAX_VALUE },
@@ -609,6 +751,23 @@ describe('submissions', () => {
         ]);
       }
       await grade(taskId, submission.id, owner, { feedback: 'x'.repeat(10_000) }).expect(200);
+    });
+
+    it('names the type before the range in its 400', async () => {
+      for (const [body, message] of [
+        [{ score: 'NaN' }, 'score must be a number'],
+        [{ score: '12' }, 'score must be a number'],
+        [{ score: 1.234 }, 'score must have at most 2 decimals'],
+        [{ feedback: 5 }, 'feedback must be a string'],
+      ] as const) {
+        const res = await grade(taskId, submission.id, owner, body);
+        expect([res.status, res.body.error]).toEqual([400, expect.stringContaining(message)]);
+      }
+      const res = await put(taskId, member, { content: { text: 'x' } });
+      expect([res.status, res.body.error]).toEqual([
+        400,
+        expect.stringContaining('content must be a string'),
+      ]);
     });
 
     it('needs a score, given or existing, for isExemplary: true', async () => {
@@ -646,6 +805,42 @@ describe('submissions', () => {
       expect(
         (await ctx.db.query(`SELECT score FROM submissions WHERE id = $1`, [other.id]))[0].score,
       ).toBeNull();
+    });
+
+    it('keeps the grade when the submitter changes the submission afterwards, also when both race', async () => {
+      const racedTask = await seedTask(ctx, classId);
+      const first = await putSubmission(ctx, racedTask, member, 'draft');
+      const graded = (await grade(racedTask, first.id, owner, { score: 50, feedback: 'ok' }).expect(200))
+        .body as SubmissionJson;
+      const changed = await put(racedTask, member, { content: 'improved' }).expect(200);
+      expect(changed.body).toMatchObject({
+        content: 'improved',
+        score: 50,
+        feedback: 'ok',
+        reviewerId: owner.id,
+      });
+      expect(changed.body.reviewedAt).toBe(graded.reviewedAt);
+      // lastUpdatedAt after reviewedAt tells the grader the submission changed since it was graded.
+      expect(Date.parse(changed.body.lastUpdatedAt)).toBeGreaterThan(Date.parse(graded.reviewedAt!));
+
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          i % 2
+            ? grade(racedTask, first.id, admin, { score: i, feedback: `f${i}` })
+            : put(racedTask, member, { content: `c${i}` }),
+        ),
+      );
+      expect(answers.map((res) => res.status)).toEqual(Array(12).fill(200));
+      const [row] = await ctx.db.query(`SELECT content, score, feedback FROM submissions WHERE id = $1`, [
+        first.id,
+      ]);
+      // Neither write undoes the other: the last PUT's content and the last grade's score and feedback stay together.
+      const lastGrade = Number(row.score);
+      expect([lastGrade % 2, row.feedback, row.content]).toEqual([
+        1,
+        `f${lastGrade}`,
+        expect.stringMatching(/^c\d+$/),
+      ]);
     });
 
     it('shows OWNER and ADMIN the full submission by id', async () => {

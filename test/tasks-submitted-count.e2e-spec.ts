@@ -30,13 +30,18 @@ describe('submittedCount: members who have submitted, as a counter', () => {
     return row.n;
   };
 
-  /** submittedCount in the class list and in the OWNER's detail, which must agree with the rows. */
+  /**
+   * submittedCount in the class list and in the OWNER's detail, which must agree with the rows and with the
+   * entries of the grader's list that say `submitted`.
+   */
   const submittedCount = async (cls: ClassWithRoles, taskId: string): Promise<number> => {
     const list = await call('get', `/classes/${cls.classId}/tasks`, cls.owner).expect(200);
     const listed = list.body.find((task: { id: string }) => task.id === taskId).submittedCount;
     const task = await detail(taskId, cls.owner);
     expect(task.submittedCount).toBe(listed);
     expect(task.stats?.submittedCount).toBe(listed);
+    const roster = await call('get', `/tasks/${taskId}/submissions`, cls.owner).expect(200);
+    expect(roster.body.filter((entry: { submitted: boolean }) => entry.submitted)).toHaveLength(listed);
     expect(listed).toBe(await countedFromRows(taskId));
     return listed;
   };

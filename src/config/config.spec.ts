@@ -49,6 +49,7 @@ describe('loadConfig', () => {
         retentionDays: 30,
       },
       uploads: { maxBytes: 20971520 },
+      exports: { concurrency: 2, stallTimeoutMs: 60000 },
     });
   });
 
@@ -90,6 +91,8 @@ describe('loadConfig', () => {
       DELIVERY_MAX_ATTEMPTS: '2',
       DELIVERY_RETENTION_DAYS: '7',
       UPLOAD_MAX_BYTES: '1024',
+      EXPORT_CONCURRENCY: '4',
+      EXPORT_STALL_TIMEOUT_MS: '500',
       CORS_ORIGINS: 'https://a.example, https://b.example',
       LOG_LEVEL: 'warn',
     });
@@ -123,6 +126,7 @@ describe('loadConfig', () => {
         retentionDays: 7,
       },
       uploads: { maxBytes: 1024 },
+      exports: { concurrency: 4, stallTimeoutMs: 500 },
     });
     // An explicit secret is never written to disk.
     expect(existsSync(join(dataDir, 'jwt-secret'))).toBe(false);
@@ -166,6 +170,8 @@ describe('loadConfig', () => {
     ['DELIVERY_MAX_ATTEMPTS', { DELIVERY_MAX_ATTEMPTS: '0' }],
     ['DELIVERY_RETENTION_DAYS', { DELIVERY_RETENTION_DAYS: '0' }],
     ['UPLOAD_MAX_BYTES', { UPLOAD_MAX_BYTES: '20MB' }],
+    ['EXPORT_CONCURRENCY', { EXPORT_CONCURRENCY: '0' }],
+    ['EXPORT_STALL_TIMEOUT_MS', { EXPORT_STALL_TIMEOUT_MS: '10' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'verbose' }],
   ])('rejects a bad %s with one message naming it', (variable, env) => {
     const error = errorFor(env);

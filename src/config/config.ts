@@ -49,6 +49,11 @@ export interface AppConfig {
     retentionDays: number;
   };
   uploads: { maxBytes: number };
+  /**
+   * CSV exports: how many stream at once per instance (each holds a connection of a pool of their own, more
+   * wait for one), and how long an export may deliver nothing before it is cut.
+   */
+  exports: { concurrency: number; stallTimeoutMs: number };
 }
 
 export class ConfigError extends Error {
@@ -219,5 +224,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retentionDays: int(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),
     },
     uploads: { maxBytes: int(env, 'UPLOAD_MAX_BYTES', 20 * 1024 * 1024, 1) },
+    exports: {
+      concurrency: int(env, 'EXPORT_CONCURRENCY', 2, 1, 100),
+      stallTimeoutMs: int(env, 'EXPORT_STALL_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    },
   };
 }

@@ -1,15 +1,17 @@
-import { Injectable, Logger, StreamableFile } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, StreamableFile } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { stringify } from 'csv-stringify';
 import type { Response } from 'express';
 import { Transform, TransformCallback, pipeline } from 'node:stream';
-import type { Pool } from 'pg';
+import { Pool } from 'pg';
 import QueryStream from 'pg-query-stream';
 import { DataSource } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { AccessService } from '../access/access.service';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { ErrorCode } from '../common/errors/app-error';
+import { AppConfig } from '../config/config';
+import { InjectConfig } from '../config/config.module';
 import { scoreNumber } from './submissions.mapper';
 import { DISPLAY_NAME, ROSTER_FROM, ROSTER_ORDER } from './submissions.sql';
 import { zonedIsoFormatter } from './zoned-time';
@@ -85,21 +87,32 @@ function coalesce(size: number): Transform {
 /**
  * The CSV export (CONTRACT §3): one row per class member, streamed from a database cursor through
  * csv-stringify to the response with backpressure, so memory does not grow with the class size.
+ *
+ * The cursor holds its connection for as long as the client takes to read, so exports get a pool of their own
+ * (`EXPORT_CONCURRENCY`): slow or stalled downloads can only make other exports wait, never the API, whose pool
+ * they would otherwise fill. An export that delivers nothing for `EXPORT_STALL_TIMEOUT_MS` is cut.
  */
 @Injectable()
-export class SubmissionsExportService {
+export class SubmissionsExportService implements OnApplicationShutdown {
   private readonly logger = new Logger(SubmissionsExportService.name);
+  private pool: Pool | null = null;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly access: AccessService,
+    @InjectConfig() private readonly config: AppConfig,
   ) {}
 
-  async export(taskId: string, user: AuthUser): Promise<StreamableFile> {
+  async export(taskId: string, user: AuthUser, response: Response): Promise<StreamableFile> {
     await this.access.requireTaskAccess(taskId, user.id, { manage: true });
     const time = zonedIsoFormatter(user.timezone);
-    const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
-    const client = await pool.connect();
+    const client = await this.exportPool().connect();
+    // Socket inactivity: a client that reads nothing lets no write complete. Cutting the response destroys the
+    // stream, and the pipeline below discards the connection.
+    response.setTimeout(this.config.exports.stallTimeoutMs, () => {
+      this.logger.warn({ taskId }, 'Submission export cut: the client took nothing for too long');
+      response.destroy();
+    });
     const rows = client.query(new QueryStream(EXPORT_SQL, [taskId], { batchSize: CURSOR_BATCH }));
     const toRecord = new Transform({
       objectMode: true,
@@ -139,5 +152,21 @@ export class SubmissionsExportService {
       type: 'text/csv; charset=utf-8',
       disposition: `attachment; filename="task-${taskId}-submissions.csv"`,
     }).setErrorHandler(answerExportFailure);
+  }
+
+  /** After the HTTP server closed: running exports finish (or are cut), then the connections close. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool?.end();
+  }
+
+  /** Same connection settings as TypeORM's pool; created at the first export. */
+  private exportPool(): Pool {
+    if (!this.pool) {
+      const main = (this.dataSource.driver as PostgresDriver).master as Pool;
+      this.pool = new Pool({ ...main.options, max: this.config.exports.concurrency });
+      // An idle connection that fails (database restart) is dropped by the pool; unheard, it would crash us.
+      this.pool.on('error', (error) => this.logger.warn({ err: error }, 'Export pool connection failed'));
+    }
+    return this.pool;
   }
 }

@@ -10,12 +10,14 @@ import {
   Patch,
   Post,
   Put,
+  Res,
   StreamableFile,
   UploadedFile,
 } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
+  ApiBody,
   ApiCreatedResponse,
   ApiForbiddenResponse,
   ApiNoContentResponse,
@@ -26,6 +28,7 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { RequireTaskAccess } from '../access/task-access.guard';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
@@ -69,17 +72,20 @@ export class SubmissionsController {
     return this.submissions.getMine(taskId, user.id);
   }
 
+  // No guard: the upsert's one statement decides access (benchmarked hot path); the service judges the body.
   @Put('me')
   @ApiOperation({ summary: "Create or update the caller's submission" })
+  @ApiBody({ type: UpsertSubmissionDto })
   @ApiOkResponse({ type: SubmissionResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: 'VALIDATION_ERROR' })
   @ApiForbiddenResponse({ type: ErrorResponse, description: WRITE_RULES })
   upsertMine(
     @Param('taskId', TASK_ID) taskId: string,
     @CurrentUser() user: AuthUser,
-    @Body() body: UpsertSubmissionDto,
+    // Typed unknown, so the global pipe leaves it to the service, after access.
+    @Body() body: unknown,
   ): Promise<SubmissionResponse> {
-    return this.submissions.upsertMine(taskId, user.id, body.content);
+    return this.submissions.upsertMine(taskId, user.id, body);
   }
 
   @Post('me/attachments')
@@ -100,6 +106,7 @@ export class SubmissionsController {
   }
 
   @Delete('me/attachments/:attachmentId')
+  @RequireTaskAccess()
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: "Remove an attachment of the caller's submission" })
   @ApiNoContentResponse()
@@ -130,11 +137,16 @@ export class SubmissionsController {
   @ApiProduces('text/csv')
   @ApiOkResponse({ description: 'UTF-8 CSV with BOM and CRLF', schema: { type: 'string' } })
   @ApiForbiddenResponse({ type: ErrorResponse, description: 'FORBIDDEN: not OWNER or ADMIN' })
-  export(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<StreamableFile> {
-    return this.exporter.export(taskId, user);
+  export(
+    @Param('taskId', TASK_ID) taskId: string,
+    @CurrentUser() user: AuthUser,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<StreamableFile> {
+    return this.exporter.export(taskId, user, response);
   }
 
   @Get(':submissionId')
+  @RequireTaskAccess({ manage: true })
   @ApiOperation({ summary: 'OWNER/ADMIN: one submission with body and attachments, for grading' })
   @ApiOkResponse({ type: SubmissionResponse })
   @ApiForbiddenResponse({ type: ErrorResponse, description: 'FORBIDDEN: not OWNER or ADMIN' })
@@ -147,9 +159,11 @@ export class SubmissionsController {
   }
 
   @Patch(':submissionId/grade')
+  @RequireTaskAccess({ manage: true })
   @ApiOperation({ summary: 'OWNER/ADMIN: grade; sets reviewerId to the caller and reviewedAt to now' })
   @ApiOkResponse({ type: SubmissionResponse })
   @ApiBadRequestResponse({
+    type: ErrorResponse,
     description: 'VALIDATION_ERROR: no field, bad value, or isExemplary without a score',
   })
   @ApiForbiddenResponse({ type: ErrorResponse, description: 'FORBIDDEN: not OWNER or ADMIN' })

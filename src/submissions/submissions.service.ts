@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AccessService } from '../access/access.service';
 import { blockedForUserSql, roleSeesTaskSql, taskLockedSql } from '../access/task-rules.sql';
 import { AppError, ErrorCode } from '../common/errors/app-error';
+import { createValidationPipe } from '../common/errors/validation';
 import { pgConstraint } from '../common/utils/pg-errors';
 import { PreparedStatement } from '../database/prepared-statement';
 import {
@@ -17,6 +18,7 @@ import { FileStorage } from '../files/file-storage';
 import { UploadedFileInfo } from '../files/multer-storage.engine';
 import { uploadMetadata } from '../files/upload-metadata';
 import { GradeSubmissionDto } from './dto/grade-submission.dto';
+import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
 import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submission.response';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { Submission } from './entities/submission.entity';
@@ -30,14 +32,17 @@ import {
   SUBMISSION_SUMMARY_COLUMNS,
 } from './submissions.sql';
 
+/** The global validation pipe, for a body that is judged after the access check. */
+const BODY_PIPE = createValidationPipe();
+
 /** A bound on the attachment list of one submission (as for a task). */
 export const ATTACHMENTS_PER_SUBMISSION_MAX = 50;
 
 /** TypeORM answers UPDATE and DELETE with [rows, affected count]. */
 type UpdateResult<T> = [T[], number];
 
-/** The late rule over the task row `t`, judged by the database clock. */
-const LATE_SQL = `(NOT t.allow_late_submission AND t.due_at IS NOT NULL AND t.due_at <= now())`;
+/** The late rule over the task row `t`, judged by the database clock: a write at exactly dueAt is in time. */
+const LATE_SQL = `(NOT t.allow_late_submission AND t.due_at IS NOT NULL AND t.due_at < now())`;
 
 interface WriteRules {
   late: boolean;
@@ -109,7 +114,8 @@ export class SubmissionsService {
    * statement when the caller may see the task; otherwise AccessService tells why not (404, 403), and a
    * task that became visible meanwhile is written by a second try.
    */
-  async upsertMine(taskId: string, userId: string, content: string | null): Promise<SubmissionResponse> {
+  async upsertMine(taskId: string, userId: string, body: unknown): Promise<SubmissionResponse> {
+    const { content } = await this.upsertBody(taskId, userId, body);
     let [row] = await UPSERT_MINE.rows(this.dataSource, [taskId, userId, content]);
     if (!row) {
       await this.access.requireTaskAccess(taskId, userId);
@@ -118,6 +124,23 @@ export class SubmissionsService {
     }
     assertWriteRules(row);
     return toSubmissionResponse(row as Submission, (row.attachments ?? []).map(storedAttachmentFromJson));
+  }
+
+  /**
+   * The PUT body, judged by the global pipe's rules after access: a caller who may not write here is told so
+   * (404, 403), not how to fix the body. Access is asked only for an invalid body, so a valid PUT stays one
+   * statement.
+   */
+  private async upsertBody(taskId: string, userId: string, body: unknown): Promise<UpsertSubmissionDto> {
+    try {
+      return (await BODY_PIPE.transform(body, {
+        type: 'body',
+        metatype: UpsertSubmissionDto,
+      })) as UpsertSubmissionDto;
+    } catch (error) {
+      await this.access.requireTaskAccess(taskId, userId);
+      throw error;
+    }
   }
 
   /**
@@ -222,7 +245,7 @@ export class SubmissionsService {
     graderId: string,
     dto: GradeSubmissionDto,
   ): Promise<SubmissionResponse> {
-    // Access first: a MEMBER is told 403 (SPEC), not how to fix a body they may not send.
+    // The route's guard answered 404/403 before the body was read; this check holds for any caller.
     await this.access.requireTaskAccess(taskId, graderId, { manage: true });
     if (dto.score === undefined && dto.feedback === undefined && dto.isExemplary === undefined) {
       throw AppError.validation('Give at least one of score, feedback, isExemplary');

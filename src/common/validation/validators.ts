@@ -91,3 +91,18 @@ export const trimmed = (value: unknown): unknown => (typeof value === 'string' ?
 
 /** Trims a string field before it is validated. */
 export const Trim = (): PropertyDecorator => Transform(({ value }: { value: unknown }) => trimmed(value));
+
+/**
+ * A finite number with at most `places` decimals, judged on the value itself: class-validator's
+ * `maxDecimalPlaces` splits the number's text at '.', and throws on a tiny value written without one (`1e-7`).
+ */
+export function hasAtMostDecimals(value: unknown, places: number): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && Number(value.toFixed(places)) === value;
+}
+
+export const MaxDecimals = (places: number, options?: ValidationOptions): PropertyDecorator =>
+  simpleDecorator(
+    'maxDecimals',
+    (value) => hasAtMostDecimals(value, places),
+    `must have at most ${places} decimals`,
+  )(options);

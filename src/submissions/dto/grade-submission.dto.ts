@@ -1,4 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
+import { MaxDecimals } from '../../common/validation/validators';
 import { IsBoolean, IsNumber, IsOptional, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 
 export const SCORE_MAX = 100_000;
@@ -13,10 +14,12 @@ export class GradeSubmissionDto {
     maximum: SCORE_MAX,
     description: 'At most two decimals; null removes the score',
   })
+  // The decorator nearest the property is checked first: the type before the range.
   @IsOptional()
-  @IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 2 })
-  @Min(0)
   @Max(SCORE_MAX)
+  @Min(0)
+  @MaxDecimals(2)
+  @IsNumber({ allowNaN: false, allowInfinity: false })
   score?: number | null;
 
   @ApiPropertyOptional({
@@ -26,8 +29,8 @@ export class GradeSubmissionDto {
     description: 'null clears',
   })
   @IsOptional()
-  @IsString()
   @MaxLength(FEEDBACK_MAX_LENGTH)
+  @IsString()
   feedback?: string | null;
 
   @ApiPropertyOptional({ description: 'true needs a score (given here or already set)' })

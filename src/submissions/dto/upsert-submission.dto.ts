@@ -12,7 +12,7 @@ export class UpsertSubmissionDto {
   })
   @IsDefined({ message: 'content is required (a string, or null to clear it)' })
   @ValidateIf((_dto, value) => value !== null)
-  @IsString()
   @MaxLength(SUBMISSION_CONTENT_MAX_LENGTH)
+  @IsString()
   content: string | null;
 }
