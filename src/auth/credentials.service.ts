@@ -51,15 +51,16 @@ export class CredentialsService {
    * either way, so neither the answer nor the limit tells which addresses are registered.
    */
   async forgotPassword(email: string): Promise<MessageDto> {
-    const token = await this.dataSource.transaction(async (manager) => {
+    await this.dataSource.transaction(async (manager) => {
       await this.quota.reserve(manager, email, TokenPurpose.PASSWORD_RESET);
       const [user]: { id: string }[] = await manager.query(
         `SELECT id FROM users WHERE email = $1 AND is_active`,
         [email],
       );
-      return user ? this.tokens.issue(manager, TokenPurpose.PASSWORD_RESET, email, user.id) : null;
+      if (!user) return;
+      const token = await this.tokens.issue(manager, TokenPurpose.PASSWORD_RESET, email, user.id);
+      await this.mail.send(manager, TokenPurpose.PASSWORD_RESET, email, token);
     });
-    if (token) await this.mail.send(TokenPurpose.PASSWORD_RESET, email, token);
     return { message: 'If an account uses this address, a password reset e-mail is on its way.' };
   }
 

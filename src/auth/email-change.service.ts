@@ -37,11 +37,11 @@ export class EmailChangeService {
     if (email === user.email) throw AppError.validation('This is already the address of your account');
     if (await this.users.emailExists(email))
       throw AppError.conflict('This e-mail address is used by another account');
-    const token = await this.dataSource.transaction(async (manager) => {
+    await this.dataSource.transaction(async (manager) => {
       await this.quota.reserve(manager, email, TokenPurpose.EMAIL_CHANGE);
-      return this.tokens.issue(manager, TokenPurpose.EMAIL_CHANGE, email, user.id);
+      const token = await this.tokens.issue(manager, TokenPurpose.EMAIL_CHANGE, email, user.id);
+      await this.mail.send(manager, TokenPurpose.EMAIL_CHANGE, email, token);
     });
-    await this.mail.send(TokenPurpose.EMAIL_CHANGE, email, token);
     return {
       message: 'A confirmation e-mail is on its way to the new address. Open its link within 1 hour.',
     };
