@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { JwtService } from '@nestjs/jwt';
+import { Response } from 'supertest';
 import { SmtpCapture } from './fakes/smtp-server';
 import {
   apiError,
   decodeJwt,
+  duringNextPasswordCheck,
   ISO_TIMESTAMP,
   MAIL_LINK,
   startAppWithMailCapture,
@@ -214,6 +216,25 @@ describe('users', () => {
       expect(res.status).toBe(401);
       expect(res.body).toEqual(apiError('INVALID_CREDENTIALS'));
       await get(user).expect(200);
+    });
+
+    it('lets the first of two concurrent changes win; the other answers 401 and changes nothing', async () => {
+      const user = await createUser(ctx);
+      let first: Response | undefined;
+      duringNextPasswordCheck(ctx, async () => {
+        first = await change(user, { currentPassword: TEST_PASSWORD, newPassword: 'the first new password' });
+      });
+      const second = await change(user, {
+        currentPassword: TEST_PASSWORD,
+        newPassword: 'the second new password',
+      });
+      expect(first?.status).toBe(200);
+      expect(second.status).toBe(401);
+      expect(second.body).toEqual(apiError('INVALID_CREDENTIALS'));
+      await get({ auth: `Bearer ${first?.body.token}` }).expect(200);
+      const login = (password: string) => ctx.http.post('/auth/login').send({ email: user.email, password });
+      await login('the first new password').expect(200);
+      await login('the second new password').expect(401);
     });
 
     it('answers 401 for a current password that only begins with the right one of 72 bytes', async () => {
