@@ -14,6 +14,7 @@ import type { Logger as Pino } from 'pino';
 import { AppModule } from './app.module';
 import { ErrorResponse } from './common/errors/error.response';
 import { createValidationPipe } from './common/errors/validation';
+import { rejectDeepJson } from './common/http/json-depth';
 import { loggerOptions, logRequests } from './common/http/logger';
 import { AppConfig } from './config/config';
 import { runMigrationsLocked } from './database/migrate';
@@ -48,6 +49,7 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
   app.set('trust proxy', 'loopback');
   app.use(logRequests(rootLogger(config)));
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
+  app.use(rejectDeepJson);
   app.use(helmet({ contentSecurityPolicy: false, crossOriginResourcePolicy: false }));
   app.enableCors({
     origin: config.corsOrigins,

@@ -94,6 +94,38 @@ describe('platform', () => {
       expect(atLimit.body).toEqual({ error: expect.any(String), code: 'NOT_FOUND' });
     });
 
+    it('answers a body it cannot read with 415 or 400 VALIDATION_ERROR, not 500', async () => {
+      const send = (headers: Record<string, string>) =>
+        ctx.http.post('/auth/login').set(headers).send('{"email": "a@b.cd", "password": "whatever"}');
+      const charset = await send({ 'Content-Type': 'application/json; charset=latin1' });
+      expect(charset.status).toBe(415);
+      expect(charset.body).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR' });
+      for (const encoding of ['gzip', 'deflate', 'br']) {
+        const garbled = await send({ 'Content-Type': 'application/json', 'Content-Encoding': encoding });
+        expect(garbled.status).toBe(400);
+        expect(garbled.body).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR' });
+      }
+    });
+
+    it('answers JSON nested deeper than 32 levels with 400 VALIDATION_ERROR, not 500', async () => {
+      /** An object holding arrays nested `depth - 1` deep. */
+      const nested = (depth: number) => `{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+      const send = (body: string) =>
+        ctx.http.post('/no/such/route').set('Content-Type', 'application/json').send(body);
+      expect((await send(nested(32))).status).toBe(404);
+      for (const depth of [33, 5000]) {
+        const res = await send(nested(depth));
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR' });
+      }
+      const deepLogin = await ctx.http
+        .post('/auth/login')
+        .set('Content-Type', 'application/json')
+        .send(`{"email":${'['.repeat(5000)}${']'.repeat(5000)},"password":"x"}`);
+      expect(deepLogin.status).toBe(400);
+      expect(deepLogin.body).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR' });
+    });
+
     it('never answers with a stack or framework details', async () => {
       const res = await ctx.http.post('/auth/login').set('Content-Type', 'application/json').send('{');
       expect(Object.keys(res.body).sort()).toEqual(['code', 'error']);
