@@ -14,6 +14,7 @@ import type { Logger as Pino } from 'pino';
 import { AppModule } from './app.module';
 import { ErrorResponse } from './common/errors/error.response';
 import { createValidationPipe } from './common/errors/validation';
+import { answerClientErrorsAsJson } from './common/http/client-errors';
 import { rejectDeepJson } from './common/http/json-depth';
 import { loggerOptions, logRequests } from './common/http/logger';
 import { AppConfig } from './config/config';
@@ -44,6 +45,7 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
     // A failed start rejects (the caller stops the embedded database) instead of exiting the process.
     abortOnError: false,
   });
+  answerClientErrorsAsJson(app.getHttpServer());
   app.set('etag', false);
   app.set('x-powered-by', false);
   app.set('trust proxy', 'loopback');
