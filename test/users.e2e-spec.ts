@@ -350,6 +350,17 @@ describe('users', () => {
       expect((await get(user)).body.email).toBe(user.email);
     });
 
+    it('gives an address confirmed by two users at once to one of them; the other answers 409', async () => {
+      const users = [await createUser(ctx), await createUser(ctx)];
+      const newEmail = uniqueEmail();
+      const tokens = [await changeToken(users[0], newEmail), await changeToken(users[1], newEmail)];
+      const results = await Promise.all(users.map((user, i) => confirm(user, tokens[i])));
+      expect(results.map((res) => res.status).sort()).toEqual([200, 409]);
+      expect(results.find((res) => res.status === 409)?.body).toEqual(apiError('CONFLICT'));
+      const emails = await Promise.all(users.map(async (user) => (await get(user)).body.email));
+      expect(emails.filter((email) => email === newEmail)).toHaveLength(1);
+    });
+
     it('lets one of two concurrent confirmations win', async () => {
       const user = await createUser(ctx);
       const newEmail = uniqueEmail();
