@@ -295,6 +295,22 @@ describe('users', () => {
       expect(again.body).toEqual(apiError('INVALID_TOKEN'));
     });
 
+    it('retires the reset links mailed to the old address', async () => {
+      const user = await createUser(ctx);
+      await ctx.http.post('/auth/forgot-password').send({ email: user.email }).expect(200);
+      const reset = tokenFromMail(ctx, await smtp.waitFor(user.email), MAIL_LINK.reset);
+      await confirm(user, await changeToken(user, uniqueEmail('moved'))).expect(200);
+      const verified = await ctx.http
+        .get('/auth/verify-token')
+        .query({ token: reset, purpose: 'PASSWORD_RESET' });
+      expect(verified.body).toEqual({ valid: false });
+      const res = await ctx.http
+        .post('/auth/reset-password')
+        .send({ token: reset, password: 'a new password' });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(apiError('INVALID_TOKEN'));
+    });
+
     it('answers 409 CONFLICT for an address of another account, 400 for the own one', async () => {
       const user = await createUser(ctx);
       const other = await createUser(ctx);

@@ -47,7 +47,10 @@ export class EmailChangeService {
     };
   }
 
-  /** Only a token issued to the caller works; an address taken meanwhile answers 409 and keeps the token. */
+  /**
+   * Only a token issued to the caller works; an address taken meanwhile answers 409 and keeps the token. Open
+   * reset links are retired too: they were mailed to an address the account no longer has.
+   */
   async confirm(userId: string, token: string): Promise<UserDto> {
     const user = await this.dataSource.transaction(async (manager) => {
       const { email } = await this.tokens.consume(manager, token, TokenPurpose.EMAIL_CHANGE, userId);
@@ -55,6 +58,7 @@ export class EmailChangeService {
         manager.query(`UPDATE users SET email = $2, updated_at = now() WHERE id = $1`, [userId, email]),
       );
       await this.tokens.retireOthers(manager, TokenPurpose.EMAIL_CHANGE, { userId });
+      await this.tokens.retireOthers(manager, TokenPurpose.PASSWORD_RESET, { userId });
       return this.users.findById(userId, manager);
     });
     this.authUsers.evict(userId);
