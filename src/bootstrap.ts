@@ -14,6 +14,8 @@ import type { Logger as Pino } from 'pino';
 import { AppModule } from './app.module';
 import { ErrorResponse } from './common/errors/error.response';
 import { createValidationPipe } from './common/errors/validation';
+import { answerClientErrorsAsJson } from './common/http/client-errors';
+import { rejectDeepJson } from './common/http/json-depth';
 import { loggerOptions, logRequests } from './common/http/logger';
 import { AppConfig } from './config/config';
 import { runMigrationsLocked } from './database/migrate';
@@ -43,11 +45,13 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
     // A failed start rejects (the caller stops the embedded database) instead of exiting the process.
     abortOnError: false,
   });
+  answerClientErrorsAsJson(app.getHttpServer());
   app.set('etag', false);
   app.set('x-powered-by', false);
   app.set('trust proxy', 'loopback');
   app.use(logRequests(rootLogger(config)));
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
+  app.use(rejectDeepJson);
   app.use(helmet({ contentSecurityPolicy: false, crossOriginResourcePolicy: false }));
   app.enableCors({
     origin: config.corsOrigins,

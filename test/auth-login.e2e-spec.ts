@@ -3,6 +3,7 @@ import {
   apiError,
   startAppWithMailCapture,
   decodeJwt,
+  duringNextPasswordCheck,
   freshIp,
   registerThroughMail,
   registrationToken,
@@ -90,6 +91,21 @@ describe('auth: login and password reset', () => {
       expect(wrong.status).toBe(401);
       expect(wrong.body).toEqual(apiError('INVALID_CREDENTIALS'));
       await me(user.token).expect(401);
+    });
+
+    it('answers 401 INVALID_CREDENTIALS when the password was changed while it was being compared', async () => {
+      const user = await registerThroughMail(ctx, smtp);
+      duringNextPasswordCheck(ctx, () =>
+        ctx.http
+          .patch('/users/me/password')
+          .set('Authorization', user.auth)
+          .send({ currentPassword: user.password, newPassword: 'a changed password' })
+          .expect(200),
+      );
+      const res = await login({ email: user.email, password: user.password });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(apiError('INVALID_CREDENTIALS'));
+      await login({ email: user.email, password: 'a changed password' }).expect(200);
     });
 
     it.each([

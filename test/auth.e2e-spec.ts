@@ -14,6 +14,7 @@ import {
   userShape,
 } from './utils/accounts';
 import { TestApp } from './utils/test-app';
+import { createUser } from './utils/users';
 
 const DAY_SECONDS = 24 * 60 * 60;
 
@@ -96,6 +97,81 @@ describe('auth: registration', () => {
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ message: expect.any(String) });
       await expect(smtp.waitFor(email, 500)).rejects.toThrow(/No mail/);
+    });
+  });
+
+  describe('account mails are queued in the transaction of their token', () => {
+    const FAILING_PREFIX = 'queue-fails';
+
+    /** A database that refuses to queue mail to some addresses, as a full disk or a lost connection would. */
+    async function refuseQueueing(refuse: boolean): Promise<void> {
+      if (!refuse) {
+        await ctx.db.query(`DROP TRIGGER refuse_mail ON notification_deliveries`);
+        return;
+      }
+      await ctx.db.query(
+        `CREATE OR REPLACE FUNCTION refuse_mail() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+           IF NEW.address LIKE '${FAILING_PREFIX}%' THEN RAISE EXCEPTION 'outbox unavailable'; END IF;
+           RETURN NEW;
+         END $$`,
+      );
+      await ctx.db.query(
+        `CREATE TRIGGER refuse_mail BEFORE INSERT ON notification_deliveries
+         FOR EACH ROW EXECUTE FUNCTION refuse_mail()`,
+      );
+    }
+
+    const issued = async (email: string) => {
+      const [row] = await ctx.db.query(
+        `SELECT (SELECT count(*)::int FROM auth_tokens WHERE email = $1) AS tokens,
+                (SELECT count(*)::int FROM email_sends WHERE address = $1) AS sends`,
+        [email],
+      );
+      return row as { tokens: number; sends: number };
+    };
+
+    it('a mail that cannot be queued leaves no token and no used quota, so a retry works', async () => {
+      const registering = uniqueEmail(`${FAILING_PREFIX}-register`);
+      const resetting = await createUser(ctx, { email: uniqueEmail(`${FAILING_PREFIX}-reset`) });
+      const mover = await createUser(ctx);
+      const moving = uniqueEmail(`${FAILING_PREFIX}-move`);
+      const requests: [string, string, () => Promise<{ status: number; body: unknown }>][] = [
+        [
+          registering,
+          MAIL_LINK.registration,
+          () => ctx.http.post('/auth/register').send({ email: registering }),
+        ],
+        [
+          resetting.email,
+          MAIL_LINK.reset,
+          () => ctx.http.post('/auth/forgot-password').send({ email: resetting.email }),
+        ],
+        [
+          moving,
+          MAIL_LINK.emailChange,
+          () =>
+            ctx.http.post('/users/me/email/change').set('Authorization', mover.auth).send({ email: moving }),
+        ],
+      ];
+
+      await refuseQueueing(true);
+      try {
+        for (const [email, , send] of requests) {
+          const res = await send();
+          expect(res.status).toBe(500);
+          expect(res.body).toEqual(apiError('INTERNAL_ERROR'));
+          expect(await issued(email)).toEqual({ tokens: 0, sends: 0 });
+        }
+      } finally {
+        await refuseQueueing(false);
+      }
+
+      for (const [email, link, send] of requests) {
+        expect((await send()).status).toBe(200);
+        tokenFromMail(ctx, await smtp.waitFor(email), link);
+        expect(await issued(email)).toEqual({ tokens: 1, sends: 1 });
+      }
     });
   });
 

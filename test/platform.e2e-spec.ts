@@ -1,3 +1,5 @@
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { createTestApp, TestApp } from './utils/test-app';
 import { createUser } from './utils/users';
@@ -92,6 +94,74 @@ describe('platform', () => {
         .send(jsonOfSize(ONE_MIB));
       expect(atLimit.status).toBe(404);
       expect(atLimit.body).toEqual({ error: expect.any(String), code: 'NOT_FOUND' });
+    });
+
+    it('answers a body it cannot read with 415 or 400 VALIDATION_ERROR, not 500', async () => {
+      const send = (headers: Record<string, string>) =>
+        ctx.http.post('/auth/login').set(headers).send('{"email": "a@b.cd", "password": "whatever"}');
+      const charset = await send({ 'Content-Type': 'application/json; charset=latin1' });
+      expect(charset.status).toBe(415);
+      expect(charset.body).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR' });
+      for (const encoding of ['gzip', 'deflate', 'br']) {
+        const garbled = await send({ 'Content-Type': 'application/json', 'Content-Encoding': encoding });
+        expect(garbled.status).toBe(400);
+        expect(garbled.body).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR' });
+      }
+    });
+
+    it('answers JSON nested deeper than 32 levels with 400 VALIDATION_ERROR, not 500', async () => {
+      /** An object holding arrays nested `depth - 1` deep. */
+      const nested = (depth: number) => `{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+      const send = (body: string) =>
+        ctx.http.post('/no/such/route').set('Content-Type', 'application/json').send(body);
+      expect((await send(nested(32))).status).toBe(404);
+      for (const depth of [33, 5000]) {
+        const res = await send(nested(depth));
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR' });
+      }
+      const deepLogin = await ctx.http
+        .post('/auth/login')
+        .set('Content-Type', 'application/json')
+        .send(`{"email":${'['.repeat(5000)}${']'.repeat(5000)},"password":"x"}`);
+      expect(deepLogin.status).toBe(400);
+      expect(deepLogin.body).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR' });
+    });
+
+    it('answers requests the HTTP parser refuses with a JSON body and a request id', async () => {
+      const server = ctx.app.getHttpServer();
+      if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      /** Sends raw bytes and returns the status, headers (lower-cased names) and body of the answer. */
+      const rawExchange = (bytes: string) =>
+        new Promise<{ status: number; headers: Record<string, string>; body: string }>((resolve, reject) => {
+          const socket = connect(port, '127.0.0.1', () => socket.end(bytes));
+          let answer = '';
+          socket.on('data', (chunk) => (answer += chunk.toString()));
+          socket.on('error', reject);
+          socket.on('close', () => {
+            const [head, body] = answer.split('\r\n\r\n');
+            const [statusLine, ...lines] = head.split('\r\n');
+            const headers = Object.fromEntries(
+              lines.map((line) => [
+                line.slice(0, line.indexOf(':')).toLowerCase(),
+                line.slice(line.indexOf(':') + 2),
+              ]),
+            );
+            resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
+          });
+        });
+      const cases: [string, number, string][] = [
+        [`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'VALIDATION_ERROR'],
+        ['NOT AN HTTP REQUEST\r\n\r\n', 400, 'VALIDATION_ERROR'],
+      ];
+      for (const [bytes, status, code] of cases) {
+        const res = await rawExchange(bytes);
+        expect(res.status).toBe(status);
+        expect(res.headers['content-type']).toMatch(/^application\/json/);
+        expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+        expect(JSON.parse(res.body)).toEqual({ error: expect.any(String), code });
+      }
     });
 
     it('never answers with a stack or framework details', async () => {

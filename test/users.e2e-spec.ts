@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { JwtService } from '@nestjs/jwt';
+import { Response } from 'supertest';
 import { SmtpCapture } from './fakes/smtp-server';
 import {
   apiError,
   decodeJwt,
+  duringNextPasswordCheck,
   ISO_TIMESTAMP,
   MAIL_LINK,
   startAppWithMailCapture,
@@ -216,6 +218,25 @@ describe('users', () => {
       await get(user).expect(200);
     });
 
+    it('lets the first of two concurrent changes win; the other answers 401 and changes nothing', async () => {
+      const user = await createUser(ctx);
+      let first: Response | undefined;
+      duringNextPasswordCheck(ctx, async () => {
+        first = await change(user, { currentPassword: TEST_PASSWORD, newPassword: 'the first new password' });
+      });
+      const second = await change(user, {
+        currentPassword: TEST_PASSWORD,
+        newPassword: 'the second new password',
+      });
+      expect(first?.status).toBe(200);
+      expect(second.status).toBe(401);
+      expect(second.body).toEqual(apiError('INVALID_CREDENTIALS'));
+      await get({ auth: `Bearer ${first?.body.token}` }).expect(200);
+      const login = (password: string) => ctx.http.post('/auth/login').send({ email: user.email, password });
+      await login('the first new password').expect(200);
+      await login('the second new password').expect(401);
+    });
+
     it('answers 401 for a current password that only begins with the right one of 72 bytes', async () => {
       const password = '密'.repeat(24);
       const user = await createUser(ctx);
@@ -274,6 +295,22 @@ describe('users', () => {
       expect(again.body).toEqual(apiError('INVALID_TOKEN'));
     });
 
+    it('retires the reset links mailed to the old address', async () => {
+      const user = await createUser(ctx);
+      await ctx.http.post('/auth/forgot-password').send({ email: user.email }).expect(200);
+      const reset = tokenFromMail(ctx, await smtp.waitFor(user.email), MAIL_LINK.reset);
+      await confirm(user, await changeToken(user, uniqueEmail('moved'))).expect(200);
+      const verified = await ctx.http
+        .get('/auth/verify-token')
+        .query({ token: reset, purpose: 'PASSWORD_RESET' });
+      expect(verified.body).toEqual({ valid: false });
+      const res = await ctx.http
+        .post('/auth/reset-password')
+        .send({ token: reset, password: 'a new password' });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(apiError('INVALID_TOKEN'));
+    });
+
     it('answers 409 CONFLICT for an address of another account, 400 for the own one', async () => {
       const user = await createUser(ctx);
       const other = await createUser(ctx);
@@ -327,6 +364,17 @@ describe('users', () => {
       expect(res.status).toBe(409);
       expect(res.body).toEqual(apiError('CONFLICT'));
       expect((await get(user)).body.email).toBe(user.email);
+    });
+
+    it('gives an address confirmed by two users at once to one of them; the other answers 409', async () => {
+      const users = [await createUser(ctx), await createUser(ctx)];
+      const newEmail = uniqueEmail();
+      const tokens = [await changeToken(users[0], newEmail), await changeToken(users[1], newEmail)];
+      const results = await Promise.all(users.map((user, i) => confirm(user, tokens[i])));
+      expect(results.map((res) => res.status).sort()).toEqual([200, 409]);
+      expect(results.find((res) => res.status === 409)?.body).toEqual(apiError('CONFLICT'));
+      const emails = await Promise.all(users.map(async (user) => (await get(user)).body.email));
+      expect(emails.filter((email) => email === newEmail)).toHaveLength(1);
     });
 
     it('lets one of two concurrent confirmations win', async () => {

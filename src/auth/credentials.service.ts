@@ -32,13 +32,19 @@ export class CredentialsService {
     private readonly authUsers: AuthUserCache,
   ) {}
 
-  /** Unknown e-mail and wrong password answer alike and take alike; deactivation is told only after the password. */
+  /**
+   * Unknown e-mail and wrong password answer alike and take alike; deactivation is told only after the password.
+   * A password changed or reset while the old one was being compared fails the login: the token would otherwise
+   * carry the new token version, so the old password would outlive the change that was meant to end it.
+   */
   async login(email: string, password: string): Promise<AuthResponseDto> {
     const credentials = await this.users.findCredentials({ email });
     const matches = await this.hasher.verify(password, credentials?.passwordHash ?? null);
     if (!credentials || !matches) throw invalidCredentials();
-    if (!credentials.isActive) throw deactivated();
-    return this.sessions.start(await this.users.findById(credentials.id));
+    const user = await this.users.findById(credentials.id);
+    if (!user.isActive) throw deactivated();
+    if (user.tokenVersion !== credentials.tokenVersion) throw invalidCredentials();
+    return this.sessions.start(user);
   }
 
   async verifyToken(token: string, purpose: TokenPurpose): Promise<VerifyTokenResponseDto> {
@@ -51,15 +57,16 @@ export class CredentialsService {
    * either way, so neither the answer nor the limit tells which addresses are registered.
    */
   async forgotPassword(email: string): Promise<MessageDto> {
-    const token = await this.dataSource.transaction(async (manager) => {
+    await this.dataSource.transaction(async (manager) => {
       await this.quota.reserve(manager, email, TokenPurpose.PASSWORD_RESET);
       const [user]: { id: string }[] = await manager.query(
         `SELECT id FROM users WHERE email = $1 AND is_active`,
         [email],
       );
-      return user ? this.tokens.issue(manager, TokenPurpose.PASSWORD_RESET, email, user.id) : null;
+      if (!user) return;
+      const token = await this.tokens.issue(manager, TokenPurpose.PASSWORD_RESET, email, user.id);
+      await this.mail.send(manager, TokenPurpose.PASSWORD_RESET, email, token);
     });
-    if (token) await this.mail.send(TokenPurpose.PASSWORD_RESET, email, token);
     return { message: 'If an account uses this address, a password reset e-mail is on its way.' };
   }
 
@@ -90,19 +97,34 @@ export class CredentialsService {
     }
     const passwordHash = await this.hasher.hash(newPassword);
     const user = await this.dataSource.transaction(async (manager) => {
-      await this.replacePassword(manager, userId, passwordHash);
+      // Of two concurrent changes (or a change and a reset) only the first wins: the current password the
+      // other one checked is no longer the current one.
+      if (!(await this.replacePassword(manager, userId, passwordHash, credentials.passwordHash))) {
+        throw invalidCredentials('Current password is incorrect');
+      }
       return this.users.findById(userId, manager);
     });
     this.authUsers.evict(userId);
     return this.sessions.start(user);
   }
 
-  /** New hash; older login tokens and open reset links stop working. */
-  private async replacePassword(manager: EntityManager, userId: string, passwordHash: string): Promise<void> {
-    await manager.query(
-      `UPDATE users SET password_hash = $2, token_version = token_version + 1, updated_at = now() WHERE id = $1`,
-      [userId, passwordHash],
+  /**
+   * New hash; older login tokens and open reset links stop working. With `replacedHash` only while that is
+   * still the stored hash; false when it is not.
+   */
+  private async replacePassword(
+    manager: EntityManager,
+    userId: string,
+    passwordHash: string,
+    replacedHash: string | null = null,
+  ): Promise<boolean> {
+    const [rows]: [unknown[], number] = await manager.query(
+      `UPDATE users SET password_hash = $2, token_version = token_version + 1, updated_at = now()
+       WHERE id = $1 AND ($3::varchar IS NULL OR password_hash = $3) RETURNING id`,
+      [userId, passwordHash, replacedHash],
     );
+    if (rows.length === 0) return false;
     await this.tokens.retireOthers(manager, TokenPurpose.PASSWORD_RESET, { userId });
+    return true;
   }
 }

@@ -37,17 +37,20 @@ export class EmailChangeService {
     if (email === user.email) throw AppError.validation('This is already the address of your account');
     if (await this.users.emailExists(email))
       throw AppError.conflict('This e-mail address is used by another account');
-    const token = await this.dataSource.transaction(async (manager) => {
+    await this.dataSource.transaction(async (manager) => {
       await this.quota.reserve(manager, email, TokenPurpose.EMAIL_CHANGE);
-      return this.tokens.issue(manager, TokenPurpose.EMAIL_CHANGE, email, user.id);
+      const token = await this.tokens.issue(manager, TokenPurpose.EMAIL_CHANGE, email, user.id);
+      await this.mail.send(manager, TokenPurpose.EMAIL_CHANGE, email, token);
     });
-    await this.mail.send(TokenPurpose.EMAIL_CHANGE, email, token);
     return {
       message: 'A confirmation e-mail is on its way to the new address. Open its link within 1 hour.',
     };
   }
 
-  /** Only a token issued to the caller works; an address taken meanwhile answers 409 and keeps the token. */
+  /**
+   * Only a token issued to the caller works; an address taken meanwhile answers 409 and keeps the token. Open
+   * reset links are retired too: they were mailed to an address the account no longer has.
+   */
   async confirm(userId: string, token: string): Promise<UserDto> {
     const user = await this.dataSource.transaction(async (manager) => {
       const { email } = await this.tokens.consume(manager, token, TokenPurpose.EMAIL_CHANGE, userId);
@@ -55,6 +58,7 @@ export class EmailChangeService {
         manager.query(`UPDATE users SET email = $2, updated_at = now() WHERE id = $1`, [userId, email]),
       );
       await this.tokens.retireOthers(manager, TokenPurpose.EMAIL_CHANGE, { userId });
+      await this.tokens.retireOthers(manager, TokenPurpose.PASSWORD_RESET, { userId });
       return this.users.findById(userId, manager);
     });
     this.authUsers.evict(userId);

@@ -38,11 +38,11 @@ export class RegistrationService {
     await this.captcha.verify(captchaToken, clientIp);
     if (await this.users.emailExists(email))
       throw AppError.conflict('This e-mail address is already registered');
-    const token = await this.dataSource.transaction(async (manager) => {
+    await this.dataSource.transaction(async (manager) => {
       await this.quota.reserve(manager, email, TokenPurpose.REGISTRATION);
-      return this.tokens.issue(manager, TokenPurpose.REGISTRATION, email, null);
+      const token = await this.tokens.issue(manager, TokenPurpose.REGISTRATION, email, null);
+      await this.mail.send(manager, TokenPurpose.REGISTRATION, email, token);
     });
-    await this.mail.send(TokenPurpose.REGISTRATION, email, token);
     return {
       message: 'A verification e-mail is on its way. Open its link within 1 hour to finish registering.',
     };

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
 import { TokenPurpose } from '../auth/entities/auth-token.entity';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
@@ -44,11 +45,13 @@ export class AccountMailService {
   ) {}
 
   /**
-   * Sends the mail of `kind` carrying `token` to `to`. Never throws for a delivery failure: the mail is queued
-   * on the durable outbox and sent (and retried while SMTP is down) by the notification delivery worker.
+   * Queues the mail of `kind` carrying `token` to `to` in the caller's transaction, the one that stores the
+   * token: both commit or neither does, so a failure leaves no token that nobody received and no used quota,
+   * and the client may simply retry. Never throws for a delivery failure: the durable outbox is sent (and
+   * retried while SMTP is down) by the notification delivery worker after the commit.
    */
-  async send(kind: TokenPurpose, to: string, token: string): Promise<void> {
-    await this.outbox.enqueueMail(this.compose(kind, to, token));
+  async send(manager: EntityManager, kind: TokenPurpose, to: string, token: string): Promise<void> {
+    await this.outbox.enqueueMail(this.compose(kind, to, token), manager);
   }
 
   private compose(kind: TokenPurpose, to: string, token: string): MailMessage {

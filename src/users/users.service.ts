@@ -27,6 +27,8 @@ export interface UserCredentials {
   id: string;
   passwordHash: string;
   isActive: boolean;
+  /** Bumped by every password change and deactivation: tells whether the row changed since it was read. */
+  tokenVersion: number;
 }
 
 /**
@@ -50,12 +52,20 @@ export class UsersService {
 
   async findCredentials(where: { email: string } | { id: string }): Promise<UserCredentials | null> {
     const [column, value] = 'email' in where ? ['email', where.email] : ['id', where.id];
-    const rows: { id: string; password_hash: string; is_active: boolean }[] = await this.dataSource.query(
-      `SELECT id, password_hash, is_active FROM users WHERE ${column} = $1`,
-      [value],
-    );
+    const rows: { id: string; password_hash: string; is_active: boolean; token_version: number }[] =
+      await this.dataSource.query(
+        `SELECT id, password_hash, is_active, token_version FROM users WHERE ${column} = $1`,
+        [value],
+      );
     const row = rows[0];
-    return row ? { id: row.id, passwordHash: row.password_hash, isActive: row.is_active } : null;
+    return row
+      ? {
+          id: row.id,
+          passwordHash: row.password_hash,
+          isActive: row.is_active,
+          tokenVersion: row.token_version,
+        }
+      : null;
   }
 
   async emailExists(email: string, manager: EntityManager = this.dataSource.manager): Promise<boolean> {

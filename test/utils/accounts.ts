@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { PasswordHasher } from '../../src/auth/password-hasher';
 import { CapturedMail, SmtpCapture, startSmtpCapture } from '../fakes/smtp-server';
 import { createTestApp, TestApp } from './test-app';
 
@@ -123,4 +124,19 @@ export async function startAppWithMailCapture(env: Record<string, string> = {}):
       await smtp.close();
     },
   };
+}
+
+/**
+ * Runs `meanwhile` during the service's next password comparison, after the request read the stored hash: a
+ * concurrent change that lands exactly in that window, made deterministic.
+ */
+export function duringNextPasswordCheck(ctx: TestApp, meanwhile: () => Promise<unknown>): void {
+  const hasher = ctx.app.get(PasswordHasher);
+  const verify = hasher.verify.bind(hasher);
+  const spy = jest.spyOn(hasher, 'verify').mockImplementationOnce(async (password, passwordHash) => {
+    spy.mockRestore();
+    const matches = await verify(password, passwordHash);
+    await meanwhile();
+    return matches;
+  });
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import type { MailMessage } from '../../mail/mail-sender';
@@ -104,10 +104,16 @@ export class DeliveryOutbox {
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
-  /** Queues a mail that carries its own content (account e-mails); the next poll of the worker sends it. */
-  async enqueueMail({ to, subject, text, html }: MailMessage): Promise<void> {
+  /**
+   * Queues a mail that carries its own content (account e-mails); the next poll of the worker sends it. With
+   * `manager` the mail commits or rolls back with the caller's transaction.
+   */
+  async enqueueMail(
+    { to, subject, text, html }: MailMessage,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<void> {
     const payload: MailPayload = { subject, text, html };
-    await this.dataSource.query(
+    await manager.query(
       `INSERT INTO notification_deliveries (channel, address, payload) VALUES ('EMAIL', $1, $2)`,
       [to, payload],
     );
