@@ -72,13 +72,14 @@ describe('auth: login and password reset', () => {
       const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
       const known: number[] = [];
       const unknown: number[] = [];
-      for (let i = 0; i < 5; i++) {
+      for (let i = 0; i < 7; i++) {
         known.push(await timed(user.email));
         unknown.push(await timed(uniqueEmail('ghost')));
       }
-      // A bcrypt comparison dominates both; without the dummy comparison the unknown case is ~20x faster.
-      expect(median(unknown)).toBeGreaterThan(median(known) * 0.5);
-      expect(median(known)).toBeGreaterThan(median(unknown) * 0.5);
+      // A bcrypt comparison dominates both; without the dummy comparison the unknown case is ~20x faster. The
+      // bound is loose because bcrypt runs below normal priority, so a loaded machine stretches single samples.
+      expect(median(unknown)).toBeGreaterThan(median(known) * 0.25);
+      expect(median(known)).toBeGreaterThan(median(unknown) * 0.25);
     });
 
     it('answers 403 ACCOUNT_DEACTIVATED for a deactivated account, only after the right password', async () => {
