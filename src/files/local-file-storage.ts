@@ -46,7 +46,9 @@ export class LocalFileStorage extends FileStorage {
   }
 
   async remove(keys: readonly string[]): Promise<void> {
-    await Promise.all(keys.filter((key) => KEY_PATTERN.test(key)).map((key) => rm(this.pathOf(key), { force: true })));
+    await Promise.all(
+      keys.filter((key) => KEY_PATTERN.test(key)).map((key) => rm(this.pathOf(key), { force: true })),
+    );
   }
 
   private pathOf(key: string): string {

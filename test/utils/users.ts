@@ -21,14 +21,27 @@ const TEST_PASSWORD_HASH = hashSync(TEST_PASSWORD, 4);
  */
 export async function createUser(
   ctx: TestApp,
-  fields: { email?: string; nickname?: string | null; timezone?: string; schoolId?: string; studentId?: string } = {},
+  fields: {
+    email?: string;
+    nickname?: string | null;
+    timezone?: string;
+    schoolId?: string;
+    studentId?: string;
+  } = {},
 ): Promise<TestUser> {
   const email = fields.email ?? `user-${randomBytes(5).toString('hex')}@example.com`;
   return ctx.db.transaction(async (manager) => {
     const [user] = await manager.query(
       `INSERT INTO users (email, password_hash, nickname, timezone, school_id, student_id)
        VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-      [email, TEST_PASSWORD_HASH, fields.nickname ?? null, fields.timezone ?? 'UTC', fields.schoolId ?? null, fields.studentId ?? null],
+      [
+        email,
+        TEST_PASSWORD_HASH,
+        fields.nickname ?? null,
+        fields.timezone ?? 'UTC',
+        fields.schoolId ?? null,
+        fields.studentId ?? null,
+      ],
     );
     const [personal] = await manager.query(
       `INSERT INTO classes (name, is_personal, owner_id) VALUES ('Personal', true, $1) RETURNING id`,
