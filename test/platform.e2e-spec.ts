@@ -94,6 +94,21 @@ describe('platform', () => {
       expect(atLimit.body).toEqual({ error: expect.any(String), code: 'NOT_FOUND' });
     });
 
+    it.each([
+      ['an unsupported charset', { 'Content-Type': 'application/json; charset=latin1' }, '{"email":"a@b.c"}'],
+      ['an unknown content encoding', { 'Content-Encoding': 'foo' }, '{"email":"a@b.c"}'],
+      ['a body that is not the gzip it claims', { 'Content-Encoding': 'gzip' }, '{"email":"a@b.c"}'],
+    ])('answers a JSON body with %s with 400 VALIDATION_ERROR, not 500', async (_case, headers, body) => {
+      const res = await ctx.http
+        .post('/auth/login')
+        .set({ 'Content-Type': 'application/json', ...headers })
+        .set('X-Request-Id', 'req-body')
+        .send(body);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR' });
+      expect(res.headers['x-request-id']).toBe('req-body');
+    });
+
     it('never answers with a stack or framework details', async () => {
       const res = await ctx.http.post('/auth/login').set('Content-Type', 'application/json').send('{');
       expect(Object.keys(res.body).sort()).toEqual(['code', 'error']);

@@ -28,6 +28,9 @@ interface LowLevelError {
   statusCode?: number;
   type?: string;
   code?: string;
+  /** Set by http-errors (body-parser's errors): the message is safe to show the client. */
+  expose?: boolean;
+  message?: string;
 }
 
 const MULTER_TOO_LARGE = 'LIMIT_FILE_SIZE';
@@ -60,10 +63,18 @@ export class AllExceptionsFilter implements ExceptionFilter {
     request: Request,
   ): { status: number; body: ErrorBody; headers: Record<string, string> } {
     if (exception instanceof AppError) {
-      return { status: exception.status, body: { error: exception.message, code: exception.code }, headers: exception.headers };
+      return {
+        status: exception.status,
+        body: { error: exception.message, code: exception.code },
+        headers: exception.headers,
+      };
     }
     if (exception instanceof ThrottlerException) {
-      return { status: 429, body: { error: 'Too many requests, try again later', code: ErrorCode.RATE_LIMITED }, headers: {} };
+      return {
+        status: 429,
+        body: { error: 'Too many requests, try again later', code: ErrorCode.RATE_LIMITED },
+        headers: {},
+      };
     }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
@@ -81,18 +92,36 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const lowLevel = exception as LowLevelError | null;
     if (lowLevel && typeof lowLevel === 'object') {
       if (lowLevel.code === MULTER_TOO_LARGE || lowLevel.type === 'entity.too.large') {
-        return { status: 413, body: { error: 'Payload too large', code: ErrorCode.PAYLOAD_TOO_LARGE }, headers: {} };
+        return {
+          status: 413,
+          body: { error: 'Payload too large', code: ErrorCode.PAYLOAD_TOO_LARGE },
+          headers: {},
+        };
       }
       const status = lowLevel.status ?? lowLevel.statusCode;
       if (status === 400 && lowLevel.type === 'entity.parse.failed') {
-        return { status: 400, body: { error: 'Malformed JSON body', code: ErrorCode.VALIDATION_ERROR }, headers: {} };
+        return {
+          status: 400,
+          body: { error: 'Malformed JSON body', code: ErrorCode.VALIDATION_ERROR },
+          headers: {},
+        };
+      }
+      // The body parser's other refusals (a charset or content encoding it cannot read, a body that does not
+      // decompress or is shorter than its Content-Length) are bad input too, not a failure of the service.
+      if (lowLevel.expose === true && status !== undefined && status >= 400 && status < 500) {
+        const error = `Unreadable request body: ${lowLevel.message ?? 'invalid encoding'}`;
+        return { status: 400, body: { error, code: ErrorCode.VALIDATION_ERROR }, headers: {} };
       }
     }
     this.logger.error(
       { err: exception, requestId: request.id, method: request.method, url: request.originalUrl },
       'Unhandled error',
     );
-    return { status: 500, body: { error: 'Internal server error', code: ErrorCode.INTERNAL_ERROR }, headers: {} };
+    return {
+      status: 500,
+      body: { error: 'Internal server error', code: ErrorCode.INTERNAL_ERROR },
+      headers: {},
+    };
   }
 
   private messageOf(exception: HttpException, status: number): string {
