@@ -1,3 +1,4 @@
+import { JwtService } from '@nestjs/jwt';
 import { Client } from 'pg';
 import { createTestApp, TestApp } from './utils/test-app';
 import { createUser } from './utils/users';
@@ -116,6 +117,18 @@ describe('platform', () => {
     });
   });
 
+  describe('login tokens', () => {
+    it('answers a well-signed token whose subject is not a user id with 401, not 500', async () => {
+      const jwt = ctx.app.get(JwtService);
+      for (const sub of ['not-a-uuid', 42, '']) {
+        const token = await jwt.signAsync({ sub, ver: 0 });
+        const res = await ctx.http.get('/users/me').set('Authorization', `Bearer ${token}`);
+        expect(res.status).toBe(401);
+        expect(res.body).toEqual({ error: expect.any(String), code: 'UNAUTHORIZED' });
+      }
+    });
+  });
+
   describe('security headers and CORS', () => {
     it('sets helmet headers and hides the framework', async () => {
       const res = await ctx.http.get('/health/live');
@@ -182,5 +195,22 @@ describe('platform with CORS_ORIGINS set and a database that goes away', () => {
 
     await admin.query(`ALTER DATABASE "${database}" WITH ALLOW_CONNECTIONS true`);
     await ctx.http.get('/health').expect(200, { status: 'ok' });
+  });
+
+  it('answers a valid token with 500 INTERNAL_ERROR, not 401, while its user cannot be read', async () => {
+    const user = await createUser(ctx);
+    await admin.query(`ALTER DATABASE "${database}" WITH ALLOW_CONNECTIONS false`);
+    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [
+      database,
+    ]);
+    try {
+      // A 401 tells the client its token is bad, and it logs the user out over a database outage.
+      const res = await ctx.http.get('/users/me').set('Authorization', user.auth);
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ error: expect.any(String), code: 'INTERNAL_ERROR' });
+    } finally {
+      await admin.query(`ALTER DATABASE "${database}" WITH ALLOW_CONNECTIONS true`);
+    }
+    await ctx.http.get('/users/me').set('Authorization', user.auth).expect(200);
   });
 });

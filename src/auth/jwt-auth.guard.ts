@@ -12,13 +12,18 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
   }
 
   override canActivate(context: ExecutionContext) {
-    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]);
+    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
     if (isPublic) return true;
     return super.canActivate(context);
   }
 
+  /** `error` is a failure to check the token (the database), not a bad token: it stays a 500. */
   override handleRequest<TUser>(error: unknown, user: TUser | false): TUser {
-    if (error || !user) throw AppError.unauthorized();
+    if (error) throw error;
+    if (!user) throw AppError.unauthorized();
     return user;
   }
 }
