@@ -157,11 +157,18 @@ describe('loadConfig', () => {
     ['REMINDER_HOURS_BEFORE_DUE', { REMINDER_HOURS_BEFORE_DUE: '0' }],
     ['SCHEDULER_CRON', { SCHEDULER_CRON: '* * * * *' }],
     ['DELIVERY_POLL_INTERVAL_MS', { DELIVERY_POLL_INTERVAL_MS: '1.5' }],
+    // Beyond a timer's 2^31 − 1 ms Node fires the interval every millisecond instead.
+    ['DELIVERY_POLL_INTERVAL_MS', { DELIVERY_POLL_INTERVAL_MS: '3000000000' }],
     ['DELIVERY_RETRY_BASE_SECONDS', { DELIVERY_RETRY_BASE_SECONDS: 'soon' }],
     ['DELIVERY_MAX_ATTEMPTS', { DELIVERY_MAX_ATTEMPTS: '0' }],
     ['DELIVERY_RETENTION_DAYS', { DELIVERY_RETENTION_DAYS: '0' }],
     ['UPLOAD_MAX_BYTES', { UPLOAD_MAX_BYTES: '20MB' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'verbose' }],
+    // Origins a browser never sends, so they would silently allow nothing.
+    ['CORS_ORIGINS', { CORS_ORIGINS: 'https://app.example/' }],
+    ['CORS_ORIGINS', { CORS_ORIGINS: 'app.example' }],
+    ['CORS_ORIGINS', { CORS_ORIGINS: 'https://a.example,' }],
+    ['CORS_ORIGINS', { CORS_ORIGINS: 'https://a.example, *' }],
   ])('rejects a bad %s with one message naming it', (variable, env) => {
     const error = errorFor(env);
     expect(error.variable).toBe(variable);

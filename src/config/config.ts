@@ -61,6 +61,9 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/** The longest delay Node's timers take; beyond it they fire after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 function str(env: Env, name: string, fallback: string): string {
   const value = env[name];
   return value === undefined || value === '' ? fallback : value;
@@ -103,6 +106,29 @@ function url(env: Env, name: string, fallback: string | null, protocols: string[
     throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
   }
   return raw.replace(/\/+$/, '');
+}
+
+/** `*` (any origin), or a comma-separated list of origins exactly as browsers send them. */
+function corsOrigins(env: Env): string[] | true {
+  const raw = str(env, 'CORS_ORIGINS', '*').trim();
+  if (raw === '*') return true;
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim();
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      // reported below
+    }
+    // An Origin header has no path, not even `/`: any other spelling would match no request.
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `must be * or comma-separated origins such as https://app.example.org, got "${origin}"`,
+      );
+    }
+    return origin;
+  });
 }
 
 function reminderHours(env: Env): number[] {
@@ -151,7 +177,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError('AI_PROVIDER', `must be "local" or "openai", got "${aiProvider}"`);
   }
   const databaseUrl = url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']);
-  const corsRaw = str(env, 'CORS_ORIGINS', '*').trim();
   const mailFrom = str(env, 'MAIL_FROM', 'Classroom Tasks <no-reply@localhost>');
   const logLevel = str(env, 'LOG_LEVEL', 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
@@ -163,7 +188,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port: int(env, 'PORT', 3000, 0, 65535),
     appUrl: url(env, 'APP_URL', 'http://localhost:3000', ['http:', 'https:'])!,
     dataDir,
-    corsOrigins: corsRaw === '*' ? true : corsRaw.split(',').map((origin) => origin.trim()),
+    corsOrigins: corsOrigins(env),
     logLevel,
     database: {
       url: databaseUrl,
@@ -205,7 +230,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     notifications: {
       reminderHoursBeforeDue: reminderHours(env),
       schedulerCron: cron(env),
-      pollIntervalMs: int(env, 'DELIVERY_POLL_INTERVAL_MS', 1000, 10),
+      pollIntervalMs: int(env, 'DELIVERY_POLL_INTERVAL_MS', 1000, 10, MAX_TIMER_MS),
       retryBaseSeconds: int(env, 'DELIVERY_RETRY_BASE_SECONDS', 30, 0),
       maxAttempts: int(env, 'DELIVERY_MAX_ATTEMPTS', 6, 1, 100),
       retentionDays: int(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),
