@@ -70,8 +70,32 @@ function setupOpenApi(app: NestExpressApplication): void {
       .build(),
     { extraModels: [ErrorResponse] },
   );
+  documentPlatformRules(document);
   documentErrorBodies(document);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
+}
+
+/** Path parameters named `id` or `…Id` go through a UUID pipe (a malformed one is 400 VALIDATION_ERROR). */
+const UUID_PATH_PARAMETER = /^(id|\w+Id)$/;
+
+/**
+ * Rules the platform applies to every route, which no route's decorators state: path ids are UUIDs, and a
+ * JSON body over 1 MiB is refused with 413 (CONTRACT §1). Their error bodies are added below.
+ */
+function documentPlatformRules(document: OpenAPIObject): void {
+  for (const operations of Object.values(document.paths)) {
+    for (const operation of Object.values(operations as Record<string, OperationObject>)) {
+      for (const parameter of operation.parameters ?? []) {
+        if ('in' in parameter && parameter.in === 'path' && UUID_PATH_PARAMETER.test(parameter.name)) {
+          parameter.schema = { type: 'string', format: 'uuid' };
+        }
+      }
+      const body = operation.requestBody;
+      if (body && 'content' in body && body.content['application/json'] && !operation.responses['413']) {
+        operation.responses['413'] = { description: 'PAYLOAD_TOO_LARGE: JSON body over 1 MiB' };
+      }
+    }
+  }
 }
 
 /**
