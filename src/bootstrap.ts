@@ -14,6 +14,7 @@ import type { Logger as Pino } from 'pino';
 import { AppModule } from './app.module';
 import { ErrorResponse } from './common/errors/error.response';
 import { createValidationPipe } from './common/errors/validation';
+import { requireReadableBodyType } from './common/http/body-type';
 import { loggerOptions, logRequests } from './common/http/logger';
 import { AppConfig } from './config/config';
 import { runMigrationsLocked } from './database/migrate';
@@ -47,6 +48,7 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
   app.set('x-powered-by', false);
   app.set('trust proxy', 'loopback');
   app.use(logRequests(rootLogger(config)));
+  app.use(requireReadableBodyType());
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
   app.use(helmet({ contentSecurityPolicy: false, crossOriginResourcePolicy: false }));
   app.enableCors({

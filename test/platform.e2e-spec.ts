@@ -110,6 +110,33 @@ describe('platform', () => {
       expect(res.headers['x-request-id']).toBe('req-body');
     });
 
+    it('answers a body that is not JSON with 400 VALIDATION_ERROR instead of ignoring it', async () => {
+      const user = await createUser(ctx);
+      const patch = (type: string) =>
+        ctx.http
+          .patch('/users/me')
+          .set('Authorization', user.auth)
+          .set('Content-Type', type)
+          .send('{"nickname":"Renamed"}');
+      for (const type of [
+        'application/x-www-form-urlencoded',
+        'text/plain',
+        'application/merge-patch+json',
+      ]) {
+        const res = await patch(type);
+        expect([type, res.status, res.body]).toEqual([
+          type,
+          400,
+          { error: expect.any(String), code: 'VALIDATION_ERROR' },
+        ]);
+      }
+      const me = await ctx.http.get('/users/me').set('Authorization', user.auth).expect(200);
+      expect(me.body.nickname).not.toBe('Renamed');
+      // JSON with any parameter, and requests without a body, go through as before.
+      await patch('Application/JSON; charset=utf-8').expect(200);
+      await ctx.http.post(`/users/me/notifications/read-all`).set('Authorization', user.auth).expect(200);
+    });
+
     it('never answers with a stack or framework details', async () => {
       const res = await ctx.http.post('/auth/login').set('Content-Type', 'application/json').send('{');
       expect(Object.keys(res.body).sort()).toEqual(['code', 'error']);
