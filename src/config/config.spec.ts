@@ -128,6 +128,12 @@ describe('loadConfig', () => {
     expect(existsSync(join(dataDir, 'jwt-secret'))).toBe(false);
   });
 
+  it('takes MAIL_FROM as a bare address or as "Name <address>"', () => {
+    for (const from of ['tasks@example.org', '"Tasks, Inc." <tasks@example.org>']) {
+      expect(load({ MAIL_FROM: from }).mail.from).toBe(from);
+    }
+  });
+
   it('starts with CAPTCHA enabled but no secret (answered later with 503 CAPTCHA_UNAVAILABLE)', () => {
     expect(load({ CAPTCHA_ENABLED: 'true' }).captcha).toMatchObject({ enabled: true, secret: null });
   });
@@ -169,6 +175,8 @@ describe('loadConfig', () => {
     ['CORS_ORIGINS', { CORS_ORIGINS: 'app.example' }],
     ['CORS_ORIGINS', { CORS_ORIGINS: 'https://a.example,' }],
     ['CORS_ORIGINS', { CORS_ORIGINS: 'https://a.example, *' }],
+    ['MAIL_FROM', { MAIL_FROM: 'Classroom Tasks' }],
+    ['MAIL_FROM', { MAIL_FROM: 'Classroom Tasks <tasks>' }],
   ])('rejects a bad %s with one message naming it', (variable, env) => {
     const error = errorFor(env);
     expect(error.variable).toBe(variable);

@@ -61,6 +61,9 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/** `tasks@example.org` or `Classroom Tasks <tasks@example.org>`. */
+const MAIL_FROM_PATTERN = /^(?:[^<>@]*<[^<>@\s]+@[^<>@\s]+>|[^<>@\s]+@[^<>@\s]+)$/;
+
 /** The longest delay Node's timers take; beyond it they fire after 1 ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -177,7 +180,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError('AI_PROVIDER', `must be "local" or "openai", got "${aiProvider}"`);
   }
   const databaseUrl = url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']);
-  const mailFrom = str(env, 'MAIL_FROM', 'Classroom Tasks <no-reply@localhost>');
+  const mailFrom = str(env, 'MAIL_FROM', 'Classroom Tasks <no-reply@localhost>').trim();
+  // Without an address nodemailer sends from the null sender `<>`, which servers take for a bounce.
+  if (!MAIL_FROM_PATTERN.test(mailFrom)) {
+    throw new ConfigError('MAIL_FROM', `must be an address or "Name <address>", got "${mailFrom}"`);
+  }
   const logLevel = str(env, 'LOG_LEVEL', 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent`);
