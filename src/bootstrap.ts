@@ -15,7 +15,7 @@ import { AppModule } from './app.module';
 import { ErrorResponse } from './common/errors/error.response';
 import { createValidationPipe } from './common/errors/validation';
 import { requireReadableBodyType } from './common/http/body-type';
-import { loggerOptions, logRequests } from './common/http/logger';
+import { answerClientErrors, loggerOptions, logRequests } from './common/http/logger';
 import { AppConfig } from './config/config';
 import { runMigrationsLocked } from './database/migrate';
 
@@ -47,7 +47,9 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
   app.set('etag', false);
   app.set('x-powered-by', false);
   app.set('trust proxy', 'loopback');
-  app.use(logRequests(rootLogger(config)));
+  const requestLogger = rootLogger(config);
+  app.use(logRequests(requestLogger));
+  answerClientErrors(app.getHttpServer(), requestLogger);
   app.use(requireReadableBodyType());
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
   app.use(helmet({ contentSecurityPolicy: false, crossOriginResourcePolicy: false }));

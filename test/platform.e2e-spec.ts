@@ -1,3 +1,5 @@
+import type { Server } from 'node:http';
+import { AddressInfo, connect } from 'node:net';
 import { JwtService } from '@nestjs/jwt';
 import { Client } from 'pg';
 import { createTestApp, TestApp } from './utils/test-app';
@@ -48,6 +50,30 @@ describe('platform', () => {
       const unsafe = await ctx.http.get('/health/live').set('X-Request-Id', 'bad id with spaces');
       expect(unsafe.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     });
+
+    it.each([
+      ['headers over the limit', 'GET /health/live HTTP/1.1\r\nHost: x\r\nX-Big: ' + 'a'.repeat(20_000), 431],
+      ['a malformed request', 'GET /health/live HTTP/1.1\r\nHost: x\r\nNo colon here', 400],
+    ])(
+      'answers %s refused by the HTTP parser with {error, code} and X-Request-Id',
+      async (_case, head, status) => {
+        const server = ctx.app.getHttpServer() as Server;
+        // supertest reuses a listening server.
+        if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        const { port } = server.address() as AddressInfo;
+        const raw = await new Promise<string>((resolve, reject) => {
+          const socket = connect(port, '127.0.0.1', () => socket.write(`${head}\r\n\r\n`));
+          let received = '';
+          socket.on('data', (chunk) => (received += chunk.toString()));
+          socket.on('close', () => resolve(received));
+          socket.on('error', reject);
+        });
+        const [headers, body] = raw.split('\r\n\r\n');
+        expect(headers).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+        expect(headers).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
+        expect(JSON.parse(body)).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR' });
+      },
+    );
 
     it('carries X-Request-Id on error answers too', async () => {
       const res = await ctx.http.get('/no/such/route').set('X-Request-Id', 'req-404');

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Params } from 'nestjs-pino';
 import type { Logger as Pino } from 'pino';
 import { AppConfig } from '../../config/config';
+import { ErrorCode } from '../errors/app-error';
 
 const REQUEST_ID_HEADER = 'x-request-id';
 const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -58,4 +60,57 @@ export function logRequests(
     });
     next();
   };
+}
+
+/** HTTP parser errors Node answers with a status of its own: [status, reason, message, code]. */
+type ClientErrorAnswer = [number, string, string, ErrorCode];
+const CLIENT_ERROR_ANSWERS: Record<string, ClientErrorAnswer> = {
+  HPE_HEADER_OVERFLOW: [
+    431,
+    'Request Header Fields Too Large',
+    'Request headers too large',
+    ErrorCode.VALIDATION_ERROR,
+  ],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [
+    413,
+    'Payload Too Large',
+    'Chunk extensions too large',
+    ErrorCode.PAYLOAD_TOO_LARGE,
+  ],
+};
+const MALFORMED_REQUEST: ClientErrorAnswer = [
+  400,
+  'Bad Request',
+  'Malformed HTTP request',
+  ErrorCode.VALIDATION_ERROR,
+];
+
+/**
+ * Requests Node's HTTP parser refuses (headers over its limit, malformed syntax) never reach Express; Node
+ * answers them with an empty body and no request id. This answers them like every other error: a JSON
+ * `{error, code}` body, `X-Request-Id`, and a log line.
+ */
+export function answerClientErrors(server: Server, logger: Pino): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    const parserError = error.code?.startsWith('HPE_') ?? false;
+    if (!parserError || !socket.writable || socket.bytesWritten > 0) {
+      // Node's own answer: 408 for a timeout, nothing for a reset.
+      if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.writable && socket.bytesWritten === 0) {
+        socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+      }
+      socket.destroy(error);
+      return;
+    }
+    const [status, reason, message, code] = CLIENT_ERROR_ANSWERS[error.code!] ?? MALFORMED_REQUEST;
+    const id = randomUUID();
+    const body = JSON.stringify({ error: message, code });
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    logger.warn(
+      { req: { id }, res: { statusCode: status }, err: error.code },
+      'request refused by the HTTP parser',
+    );
+  });
 }
