@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
+import { loggableUrl } from '../http/logger';
 import { pgErrorCode } from '../utils/pg-errors';
 import { AppError, ErrorCode } from './app-error';
 
@@ -114,7 +115,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
       }
     }
     this.logger.error(
-      { err: exception, requestId: request.id, method: request.method, url: request.originalUrl },
+      {
+        err: exception,
+        requestId: request.id,
+        method: request.method,
+        url: loggableUrl(request.originalUrl),
+      },
       'Unhandled error',
     );
     return {

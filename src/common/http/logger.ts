@@ -27,6 +27,14 @@ export function loggerOptions(config: AppConfig): Params {
   };
 }
 
+/** `token` query parameters (GET /auth/verify-token) are one-time e-mailed secrets, valid for an hour. */
+const TOKEN_QUERY_PARAMETER = /([?&]token=)[^&#]*/g;
+
+/** The URL as logs may keep it: the value of a `token` query parameter is replaced. */
+export function loggableUrl(url: string): string {
+  return url.includes('token=') ? url.replace(TOKEN_QUERY_PARAMETER, '$1[REDACTED]') : url;
+}
+
 interface LoggedRequest extends IncomingMessage {
   id: string;
   originalUrl?: string;
@@ -51,7 +59,11 @@ export function logRequests(
       const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
       logger[level](
         {
-          req: { id: request.id, method: request.method, url: request.originalUrl ?? request.url },
+          req: {
+            id: request.id,
+            method: request.method,
+            url: loggableUrl(request.originalUrl ?? request.url!),
+          },
           res: { statusCode: status },
           responseTime: Date.now() - started,
         },
