@@ -46,7 +46,7 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
   });
   app.set('etag', false);
   app.set('x-powered-by', false);
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', config.trustProxy);
   const requestLogger = rootLogger(config);
   app.use(logRequests(requestLogger));
   answerClientErrors(app.getHttpServer(), requestLogger);

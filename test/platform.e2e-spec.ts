@@ -267,3 +267,25 @@ describe('platform with CORS_ORIGINS set and a database that goes away', () => {
     await ctx.http.get('/users/me').set('Authorization', user.auth).expect(200);
   });
 });
+
+describe('platform with TRUST_PROXY=false', () => {
+  let ctx: TestApp;
+  beforeAll(async () => {
+    ctx = await createTestApp({ TRUST_PROXY: 'false' });
+  });
+  afterAll(async () => ctx.close());
+
+  it('takes the client IP from the connection, whatever X-Forwarded-For says', async () => {
+    // Login attempts count per client IP (50 a minute) before validation; each claims another address.
+    const login = (n: number) =>
+      ctx.http
+        .post('/auth/login')
+        .set('X-Forwarded-For', `203.0.113.${n}`)
+        .send({ email: `someone${n}@example.com` });
+    const attempts = await Promise.all(Array.from({ length: 50 }, (_, n) => login(n)));
+    expect(attempts.map((res) => res.status)).toEqual(Array(50).fill(400));
+    const blocked = await login(50);
+    expect(blocked.status).toBe(429);
+    expect(blocked.body).toEqual({ error: expect.any(String), code: 'RATE_LIMITED' });
+  });
+});

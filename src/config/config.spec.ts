@@ -128,6 +128,17 @@ describe('loadConfig', () => {
     expect(existsSync(join(dataDir, 'jwt-secret'))).toBe(false);
   });
 
+  it('reads TRUST_PROXY in the forms Express takes; loopback by default', () => {
+    expect(load().trustProxy).toEqual(['loopback']);
+    expect(load({ TRUST_PROXY: '10.0.0.0/8, loopback, fd00::/8' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      'loopback',
+      'fd00::/8',
+    ]);
+    expect(load({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(load({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+  });
+
   it('takes MAIL_FROM as a bare address or as "Name <address>"', () => {
     for (const from of ['tasks@example.org', '"Tasks, Inc." <tasks@example.org>']) {
       expect(load({ MAIL_FROM: from }).mail.from).toBe(from);
@@ -176,6 +187,9 @@ describe('loadConfig', () => {
     ['CORS_ORIGINS', { CORS_ORIGINS: 'https://a.example,' }],
     ['CORS_ORIGINS', { CORS_ORIGINS: 'https://a.example, *' }],
     ['MAIL_FROM', { MAIL_FROM: 'Classroom Tasks' }],
+    ['TRUST_PROXY', { TRUST_PROXY: 'load-balancer' }],
+    ['TRUST_PROXY', { TRUST_PROXY: '10.0.0.0/33' }],
+    ['TRUST_PROXY', { TRUST_PROXY: 'loopback,' }],
     ['MAIL_FROM', { MAIL_FROM: 'Classroom Tasks <tasks>' }],
   ])('rejects a bad %s with one message naming it', (variable, env) => {
     const error = errorFor(env);

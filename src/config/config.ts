@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -13,6 +14,8 @@ export interface AppConfig {
   appUrl: string;
   dataDir: string;
   corsOrigins: string[] | true;
+  /** Express's `trust proxy`: which peers' `X-Forwarded-For` names the client IP (per-IP limits). */
+  trustProxy: boolean | number | string[];
   logLevel: string;
   database: {
     /** null: start the embedded PostgreSQL under `dataDir`. */
@@ -134,6 +137,33 @@ function corsOrigins(env: Env): string[] | true {
   });
 }
 
+const PROXY_PRESETS = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_PRESETS.includes(entry)) return true;
+  const [address, bits, extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  return /^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/** `true`, `false`, a number of proxy hops, or addresses, CIDR ranges and presets (Express's own forms). */
+function trustProxy(env: Env): boolean | number | string[] {
+  const raw = str(env, 'TRUST_PROXY', 'loopback').trim();
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const invalid = entries.find((entry) => !isProxyAddress(entry));
+  if (invalid !== undefined) {
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `must be true, false, a number of hops, or addresses, CIDR ranges, loopback, linklocal or uniquelocal, got "${invalid}"`,
+    );
+  }
+  return entries;
+}
+
 function reminderHours(env: Env): number[] {
   const raw = str(env, 'REMINDER_HOURS_BEFORE_DUE', '24');
   const parts = raw.split(',').map((part) => part.trim());
@@ -196,6 +226,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     appUrl: url(env, 'APP_URL', 'http://localhost:3000', ['http:', 'https:'])!,
     dataDir,
     corsOrigins: corsOrigins(env),
+    trustProxy: trustProxy(env),
     logLevel,
     database: {
       url: databaseUrl,
