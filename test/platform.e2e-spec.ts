@@ -163,6 +163,31 @@ describe('platform', () => {
       await ctx.http.post(`/users/me/notifications/read-all`).set('Authorization', user.auth).expect(200);
     });
 
+    it.each(['constructor', 'toString', 'hasOwnProperty', '__proto__', 'prototype'])(
+      'answers an unknown body or query field named %s with 400 VALIDATION_ERROR like any other',
+      async (field) => {
+        const user = await createUser(ctx);
+        const body = await ctx.http
+          .patch('/users/me')
+          .set('Authorization', user.auth)
+          .set('Content-Type', 'application/json')
+          .send(`{"nickname":"Renamed","${field}":{"a":1}}`);
+        expect([body.status, body.body]).toEqual([
+          400,
+          { error: expect.any(String), code: 'VALIDATION_ERROR' },
+        ]);
+        const query = await ctx.http
+          .get(`/users/me/notifications?${field}=1`)
+          .set('Authorization', user.auth);
+        expect([query.status, query.body]).toEqual([
+          400,
+          { error: expect.any(String), code: 'VALIDATION_ERROR' },
+        ]);
+        const me = await ctx.http.get('/users/me').set('Authorization', user.auth).expect(200);
+        expect(me.body.nickname).not.toBe('Renamed');
+      },
+    );
+
     it('never answers with a stack or framework details', async () => {
       const res = await ctx.http.post('/auth/login').set('Content-Type', 'application/json').send('{');
       expect(Object.keys(res.body).sort()).toEqual(['code', 'error']);
