@@ -3,6 +3,7 @@ import { AddressInfo, connect } from 'node:net';
 import { JwtService } from '@nestjs/jwt';
 import { Client } from 'pg';
 import { createTestApp, TestApp } from './utils/test-app';
+import { createClassWithRoles, createTask } from './utils/tasks';
 import { createUser } from './utils/users';
 
 const ONE_MIB = 1024 * 1024;
@@ -74,6 +75,36 @@ describe('platform', () => {
         expect(JSON.parse(body)).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR' });
       },
     );
+
+    it('carries the caller X-Request-Id on 401, 413, the CSV export and its refusal', async () => {
+      const roles = await createClassWithRoles(ctx);
+      const task = await createTask(ctx, roles.classId, roles.owner);
+      const withId = (id: string, req: import('supertest').Test) => req.set('X-Request-Id', id);
+      const answers = await Promise.all([
+        withId('rid-401', ctx.http.get('/users/me')),
+        withId(
+          'rid-413',
+          ctx.http
+            .post('/classes')
+            .set('Content-Type', 'application/json')
+            .send(jsonOfSize(ONE_MIB + 1)),
+        ),
+        withId(
+          'rid-csv',
+          ctx.http.get(`/tasks/${task.id}/submissions/export`).set('Authorization', roles.owner.auth),
+        ),
+        withId(
+          'rid-403',
+          ctx.http.get(`/tasks/${task.id}/submissions/export`).set('Authorization', roles.member.auth),
+        ),
+      ]);
+      expect(answers.map((res) => [res.status, res.headers['x-request-id']])).toEqual([
+        [401, 'rid-401'],
+        [413, 'rid-413'],
+        [200, 'rid-csv'],
+        [403, 'rid-403'],
+      ]);
+    });
 
     it('carries X-Request-Id on error answers too', async () => {
       const res = await ctx.http.get('/no/such/route').set('X-Request-Id', 'req-404');
