@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config';
@@ -137,6 +137,16 @@ describe('loadConfig', () => {
     ]);
     expect(load({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
     expect(load({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+  });
+
+  it('refuses a DATA_DIR that cannot hold files, naming it', () => {
+    const file = join(dataDir, 'not-a-directory');
+    writeFileSync(file, '');
+    for (const path of [file, join(file, 'data')]) {
+      const error = errorFor({ DATA_DIR: path, JWT_SECRET: 'x'.repeat(32) });
+      expect(error.variable).toBe('DATA_DIR');
+      expect(error.message).toMatch(/^Invalid configuration: DATA_DIR must be a writable directory/);
+    }
   });
 
   it('takes MAIL_FROM as a bare address or as "Name <address>"', () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -185,11 +185,26 @@ function cron(env: Env): string {
   return value;
 }
 
+/**
+ * DATA_DIR, created when missing, must take files (uploads, the development secret, the embedded database):
+ * found out at the first upload instead, every upload would fail with 500.
+ */
+function writableDataDir(env: Env): string {
+  const dataDir = resolve(str(env, 'DATA_DIR', './data'));
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    accessSync(dataDir, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ConfigError('DATA_DIR', `must be a writable directory, got "${dataDir}" (${reason})`);
+  }
+  return dataDir;
+}
+
 /** Development secret: generated once and kept in DATA_DIR so tokens survive a restart. */
 function devJwtSecret(dataDir: string): string {
   const file = join(dataDir, 'jwt-secret');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(dataDir, { recursive: true });
   const secret = randomBytes(48).toString('base64url');
   writeFileSync(file, secret, { mode: 0o600 });
   return secret;
@@ -197,7 +212,7 @@ function devJwtSecret(dataDir: string): string {
 
 export function loadConfig(env: Env = process.env): AppConfig {
   const nodeEnv = str(env, 'NODE_ENV', 'development');
-  const dataDir = resolve(str(env, 'DATA_DIR', './data'));
+  const dataDir = writableDataDir(env);
   const jwtSecret = optional(env, 'JWT_SECRET');
   if (jwtSecret === null && nodeEnv === 'production') {
     throw new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production');
