@@ -63,13 +63,19 @@ describe('platform', () => {
         if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
         const { port } = server.address() as AddressInfo;
         const raw = await new Promise<string>((resolve, reject) => {
-          const socket = connect(port, '127.0.0.1', () => socket.write(`${head}\r\n\r\n`));
+          // After a first request answered on the same keep-alive connection.
+          const first = 'GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n';
+          const socket = connect(port, '127.0.0.1', () => socket.write(first));
           let received = '';
-          socket.on('data', (chunk) => (received += chunk.toString()));
+          socket.on('data', (chunk) => {
+            if (!received) socket.write(`${head}\r\n\r\n`);
+            received += chunk.toString();
+          });
           socket.on('close', () => resolve(received));
           socket.on('error', reject);
         });
-        const [headers, body] = raw.split('\r\n\r\n');
+        expect(raw).toMatch(/^HTTP\/1.1 200 /);
+        const [headers, body] = raw.slice(raw.lastIndexOf('HTTP/1.1 ')).split('\r\n\r\n');
         expect(headers).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
         expect(headers).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
         expect(JSON.parse(body)).toEqual({ error: expect.any(String), code: 'VALIDATION_ERROR' });

@@ -97,17 +97,22 @@ const MALFORMED_REQUEST: ClientErrorAnswer = [
   ErrorCode.VALIDATION_ERROR,
 ];
 
+/** A server socket; Node keeps the response in flight on it, if any, as `_httpMessage`. */
+type ClientSocket = Socket & { _httpMessage?: ServerResponse | null };
+
 /**
  * Requests Node's HTTP parser refuses (headers over its limit, malformed syntax) never reach Express; Node
  * answers them with an empty body and no request id. This answers them like every other error: a JSON
  * `{error, code}` body, `X-Request-Id`, and a log line.
  */
 export function answerClientErrors(server: Server, logger: Pino): void {
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: ClientSocket) => {
     const parserError = error.code?.startsWith('HPE_') ?? false;
-    if (!parserError || !socket.writable || socket.bytesWritten > 0) {
+    // As Node does: answer unless a response on this connection has already begun (keep-alive included).
+    const canAnswer = socket.writable && !socket._httpMessage?.headersSent;
+    if (!parserError || !canAnswer) {
       // Node's own answer: 408 for a timeout, nothing for a reset.
-      if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.writable && socket.bytesWritten === 0) {
+      if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && canAnswer) {
         socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
       }
       socket.destroy(error);
