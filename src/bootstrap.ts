@@ -14,9 +14,9 @@ import type { Logger as Pino } from 'pino';
 import { AppModule } from './app.module';
 import { ErrorResponse } from './common/errors/error.response';
 import { createValidationPipe } from './common/errors/validation';
-import { answerClientErrorsAsJson } from './common/http/client-errors';
+import { requireReadableBodyType } from './common/http/body-type';
 import { rejectDeepJson } from './common/http/json-depth';
-import { loggerOptions, logRequests } from './common/http/logger';
+import { answerClientErrors, loggerOptions, logRequests } from './common/http/logger';
 import { AppConfig } from './config/config';
 import { runMigrationsLocked } from './database/migrate';
 
@@ -45,11 +45,13 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
     // A failed start rejects (the caller stops the embedded database) instead of exiting the process.
     abortOnError: false,
   });
-  answerClientErrorsAsJson(app.getHttpServer());
   app.set('etag', false);
   app.set('x-powered-by', false);
-  app.set('trust proxy', 'loopback');
-  app.use(logRequests(rootLogger(config)));
+  app.set('trust proxy', config.trustProxy);
+  const requestLogger = rootLogger(config);
+  app.use(logRequests(requestLogger));
+  answerClientErrors(app.getHttpServer(), requestLogger);
+  app.use(requireReadableBodyType());
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
   app.use(rejectDeepJson);
   app.use(helmet({ contentSecurityPolicy: false, crossOriginResourcePolicy: false }));
@@ -74,8 +76,32 @@ function setupOpenApi(app: NestExpressApplication): void {
       .build(),
     { extraModels: [ErrorResponse] },
   );
+  documentPlatformRules(document);
   documentErrorBodies(document);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
+}
+
+/** Path parameters named `id` or `…Id` go through a UUID pipe (a malformed one is 400 VALIDATION_ERROR). */
+const UUID_PATH_PARAMETER = /^(id|\w+Id)$/;
+
+/**
+ * Rules the platform applies to every route, which no route's decorators state: path ids are UUIDs, and a
+ * JSON body over 1 MiB is refused with 413 (CONTRACT §1). Their error bodies are added below.
+ */
+function documentPlatformRules(document: OpenAPIObject): void {
+  for (const operations of Object.values(document.paths)) {
+    for (const operation of Object.values(operations as Record<string, OperationObject>)) {
+      for (const parameter of operation.parameters ?? []) {
+        if ('in' in parameter && parameter.in === 'path' && UUID_PATH_PARAMETER.test(parameter.name)) {
+          parameter.schema = { type: 'string', format: 'uuid' };
+        }
+      }
+      const body = operation.requestBody;
+      if (body && 'content' in body && body.content['application/json'] && !operation.responses['413']) {
+        operation.responses['413'] = { description: 'PAYLOAD_TOO_LARGE: JSON body over 1 MiB' };
+      }
+    }
+  }
 }
 
 /**

@@ -46,19 +46,26 @@ describe('operator CLI', () => {
   });
   afterAll(() => close());
 
-  const cli = (...args: string[]): Promise<CliResult> =>
+  const cliWith = (env: Record<string, string>, ...args: string[]): Promise<CliResult> =>
     new Promise((resolve) => {
       execFile(
         process.execPath,
         ['-r', 'ts-node/register/transpile-only', 'src/cli/main.ts', ...args],
         {
           cwd: ROOT,
-          env: { ...process.env, NODE_ENV: 'test', DATABASE_URL: ctx.databaseUrl, DATA_DIR: ctx.dataDir },
+          env: {
+            ...process.env,
+            NODE_ENV: 'test',
+            DATABASE_URL: ctx.databaseUrl,
+            DATA_DIR: ctx.dataDir,
+            ...env,
+          },
           timeout: 60_000,
         },
         (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );
     });
+  const cli = (...args: string[]): Promise<CliResult> => cliWith({}, ...args);
   const json = (result: CliResult): unknown => {
     expect(result).toMatchObject({ code: 0, stderr: '' });
     return JSON.parse(result.stdout);
@@ -128,6 +135,17 @@ describe('operator CLI', () => {
     failure(badCommand, 2, /Unknown command "users:promote"[\s\S]*Usage/);
     expect(json(schools)).toEqual([expect.objectContaining({ name: 'Springfield High' })]);
     expect(json(await cli('settings:get'))).toEqual([{ key: 'auth.registration_open', value: true }]);
+  });
+
+  it('tells a wrong invocation with the usage (exit 2) before it reaches for the database', async () => {
+    // Nothing listens there: a command that got as far as the database would fail with exit 1.
+    const unreachable = { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' };
+    const results = await Promise.all([
+      cliWith(unreachable),
+      cliWith(unreachable, 'users:promote', 'x'),
+      cliWith(unreachable, 'schools:add'),
+    ]);
+    for (const result of results) failure(result, 2, /^Error: .+\nUsage: npm run cli/);
   });
 
   describe('commands in process (edge cases)', () => {

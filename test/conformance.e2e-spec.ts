@@ -286,6 +286,7 @@ describe('Conformance', () => {
       requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
       responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
       security?: unknown[];
+      parameters?: { name: string; in: string; schema: unknown }[];
     }
     let paths: Record<string, Record<string, Operation>>;
 
@@ -303,6 +304,7 @@ describe('Conformance', () => {
       ['post', '/auth/reset-password', 200, 'body', 'public'],
       ['get', '/schools', 200, '', 'public'],
       ['get', '/health', 200, '', 'public'],
+      ['get', '/health/live', 200, '', 'public'],
       ['get', '/users/me', 200, '', ''],
       ['patch', '/users/me', 200, 'body', ''],
       ['patch', '/users/me/password', 200, 'body', ''],
@@ -385,6 +387,36 @@ describe('Conformance', () => {
             expect([method, path, Object.keys(operation.responses)]).toContainEqual(
               expect.arrayContaining(['400']),
             );
+        }
+      }
+    });
+
+    it('path ids are documented as UUIDs (a malformed one is 400), file keys as plain strings', () => {
+      for (const [path, operations] of Object.entries(paths)) {
+        for (const [method, operation] of Object.entries(operations)) {
+          for (const parameter of operation.parameters ?? []) {
+            if (parameter.in !== 'path') continue;
+            const format = parameter.name === 'fileKey' ? undefined : 'uuid';
+            expect([method, path, parameter.name, parameter.schema]).toEqual([
+              method,
+              path,
+              parameter.name,
+              { type: 'string', ...(format && { format }) },
+            ]);
+          }
+        }
+      }
+    });
+
+    it('every JSON request body documents 413 PAYLOAD_TOO_LARGE (bodies over 1 MiB)', () => {
+      for (const [path, operations] of Object.entries(paths)) {
+        for (const [method, operation] of Object.entries(operations)) {
+          if (!operation.requestBody?.content['application/json']) continue;
+          expect([method, path, operation.responses['413']?.content?.['application/json']?.schema]).toEqual([
+            method,
+            path,
+            { $ref: '#/components/schemas/ErrorResponse' },
+          ]);
         }
       }
     });

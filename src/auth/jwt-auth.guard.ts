@@ -20,8 +20,10 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     return super.canActivate(context);
   }
 
+  /** `error` is a failure to check the token (the database), not a bad token: it stays a 500. */
   override handleRequest<TUser>(error: unknown, user: TUser | false): TUser {
-    if (error || !user) throw AppError.unauthorized();
+    if (error) throw error;
+    if (!user) throw AppError.unauthorized();
     return user;
   }
 }

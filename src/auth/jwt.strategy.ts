@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { AuthUser } from '../common/decorators/current-user.decorator';
+import { isUuid } from '../common/utils/uuid';
 import { PreparedStatement } from '../database/prepared-statement';
 import { AuthUserCache, TokenUser } from './auth-user.cache';
 
@@ -48,7 +49,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
    * be newer than the cached row (changed on another instance, notification not yet here).
    */
   async validate(payload: JwtPayload): Promise<AuthUser | false> {
-    if (typeof payload.sub !== 'string' || typeof payload.ver !== 'number') return false;
+    if (!isUuid(payload.sub) || typeof payload.ver !== 'number') return false;
     const cached = this.cache.get(payload.sub);
     if (cached?.tokenVersion === payload.ver) return cached.user;
     const current = await this.cache.load(payload.sub, () => this.readTokenUser(payload.sub));

@@ -30,31 +30,49 @@ function args(rest: string[], count: number, names: string): string[] {
   return rest;
 }
 
-/** Runs one operator command and returns what it prints as JSON. */
-export async function runCommand(dataSource: DataSource, argv: string[]): Promise<unknown> {
+/** An invocation checked for its arguments, to run against the database. */
+export type Command = (dataSource: DataSource) => Promise<unknown>;
+
+/**
+ * Checks the command and its arguments without the database, so that a wrong invocation is told at once,
+ * even when the database is unreachable or, embedded, would first have to start.
+ */
+export function parseCommand(argv: string[]): Command {
   const [command, ...rest] = argv;
-  const schools = new SchoolsService(dataSource);
-  const settings = new SettingsService(dataSource);
-  const users = new UsersService(dataSource);
   switch (command) {
-    case 'schools:add':
-      return schools.add(args(rest, 1, '<name>')[0]);
+    case 'schools:add': {
+      const [name] = args(rest, 1, '<name>');
+      return (dataSource) => new SchoolsService(dataSource).add(name);
+    }
     case 'schools:list':
       args(rest, 0, 'no arguments');
-      return schools.list();
+      return (dataSource) => new SchoolsService(dataSource).list();
     case 'settings:set': {
       const [key, value] = args(rest, 2, '<key> <value>');
-      return settings.set(key, parseSettingValue(value));
+      return (dataSource) => new SettingsService(dataSource).set(key, parseSettingValue(value));
     }
-    case 'settings:get':
+    case 'settings:get': {
       if (rest.length > 1) throw new UsageError('Expected at most one <key>');
-      return rest.length === 1 ? settings.get(rest[0]) : settings.list();
+      const [key] = rest;
+      return (dataSource) => {
+        const settings = new SettingsService(dataSource);
+        return key === undefined ? settings.list() : settings.get(key);
+      };
+    }
     case 'users:deactivate':
-    case 'users:activate':
-      return users.setActive(normalizeEmail(args(rest, 1, '<email>')[0]), command === 'users:activate');
+    case 'users:activate': {
+      const email = normalizeEmail(args(rest, 1, '<email>')[0]);
+      const active = command === 'users:activate';
+      return (dataSource) => new UsersService(dataSource).setActive(email, active);
+    }
     default:
       throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
   }
+}
+
+/** Runs one operator command and returns what it prints as JSON. */
+export async function runCommand(dataSource: DataSource, argv: string[]): Promise<unknown> {
+  return parseCommand(argv)(dataSource);
 }
 
 /** The message an operator sees for a failed command. */

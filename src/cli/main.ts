@@ -5,7 +5,7 @@ import { loadConfig } from '../config/config';
 import { resolveDatabase, ResolvedDatabase } from '../database/embedded-postgres';
 import { runMigrationsLocked } from '../database/migrate';
 import { buildDataSourceOptions } from '../database/typeorm-options';
-import { describeFailure, runCommand, UsageError, USAGE } from './commands';
+import { describeFailure, parseCommand, UsageError, USAGE } from './commands';
 
 /** Progress of the database start and migrations goes to stderr: stdout carries only the JSON result. */
 const toStderr = (message: unknown): void => void process.stderr.write(`${String(message)}\n`);
@@ -24,6 +24,7 @@ async function main(argv: string[]): Promise<number> {
   let database: ResolvedDatabase | undefined;
   let dataSource: DataSource | undefined;
   try {
+    const command = parseCommand(argv);
     const config = loadConfig();
     database = await resolveDatabase(config, { logger: stderrLogger });
     if (config.database.migrationsRun) await runMigrationsLocked(config, database.url, stderrLogger);
@@ -32,7 +33,7 @@ async function main(argv: string[]): Promise<number> {
       extra: { max: 2, application_name: 'classroom-task-service-cli' },
     });
     await dataSource.initialize();
-    const result = await runCommand(dataSource, argv);
+    const result = await command(dataSource);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (error) {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config';
@@ -132,6 +132,33 @@ describe('loadConfig', () => {
     expect(existsSync(join(dataDir, 'jwt-secret'))).toBe(false);
   });
 
+  it('reads TRUST_PROXY in the forms Express takes; loopback by default', () => {
+    expect(load().trustProxy).toEqual(['loopback']);
+    expect(load({ TRUST_PROXY: '10.0.0.0/8, loopback, fd00::/8' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      'loopback',
+      'fd00::/8',
+    ]);
+    expect(load({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(load({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+  });
+
+  it('refuses a DATA_DIR that cannot hold files, naming it', () => {
+    const file = join(dataDir, 'not-a-directory');
+    writeFileSync(file, '');
+    for (const path of [file, join(file, 'data')]) {
+      const error = errorFor({ DATA_DIR: path, JWT_SECRET: 'x'.repeat(32) });
+      expect(error.variable).toBe('DATA_DIR');
+      expect(error.message).toMatch(/^Invalid configuration: DATA_DIR must be a writable directory/);
+    }
+  });
+
+  it('takes MAIL_FROM as a bare address or as "Name <address>"', () => {
+    for (const from of ['tasks@example.org', '"Tasks, Inc." <tasks@example.org>']) {
+      expect(load({ MAIL_FROM: from }).mail.from).toBe(from);
+    }
+  });
+
   it('starts with CAPTCHA enabled but no secret (answered later with 503 CAPTCHA_UNAVAILABLE)', () => {
     expect(load({ CAPTCHA_ENABLED: 'true' }).captcha).toMatchObject({ enabled: true, secret: null });
   });
@@ -166,6 +193,8 @@ describe('loadConfig', () => {
     ['SCHEDULER_CRON', { SCHEDULER_CRON: '99 * * * * *' }],
     ['SCHEDULER_CRON', { SCHEDULER_CRON: 'a b c d e f' }],
     ['DELIVERY_POLL_INTERVAL_MS', { DELIVERY_POLL_INTERVAL_MS: '1.5' }],
+    // Beyond a timer's 2^31 − 1 ms Node fires the interval every millisecond instead.
+    ['DELIVERY_POLL_INTERVAL_MS', { DELIVERY_POLL_INTERVAL_MS: '3000000000' }],
     ['DELIVERY_RETRY_BASE_SECONDS', { DELIVERY_RETRY_BASE_SECONDS: 'soon' }],
     ['DELIVERY_MAX_ATTEMPTS', { DELIVERY_MAX_ATTEMPTS: '0' }],
     ['DELIVERY_RETENTION_DAYS', { DELIVERY_RETENTION_DAYS: '0' }],
@@ -173,6 +202,16 @@ describe('loadConfig', () => {
     ['EXPORT_CONCURRENCY', { EXPORT_CONCURRENCY: '0' }],
     ['EXPORT_STALL_TIMEOUT_MS', { EXPORT_STALL_TIMEOUT_MS: '10' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'verbose' }],
+    // Origins a browser never sends, so they would silently allow nothing.
+    ['CORS_ORIGINS', { CORS_ORIGINS: 'https://app.example/' }],
+    ['CORS_ORIGINS', { CORS_ORIGINS: 'app.example' }],
+    ['CORS_ORIGINS', { CORS_ORIGINS: 'https://a.example,' }],
+    ['CORS_ORIGINS', { CORS_ORIGINS: 'https://a.example, *' }],
+    ['MAIL_FROM', { MAIL_FROM: 'Classroom Tasks' }],
+    ['TRUST_PROXY', { TRUST_PROXY: 'load-balancer' }],
+    ['TRUST_PROXY', { TRUST_PROXY: '10.0.0.0/33' }],
+    ['TRUST_PROXY', { TRUST_PROXY: 'loopback,' }],
+    ['MAIL_FROM', { MAIL_FROM: 'Classroom Tasks <tasks>' }],
   ])('rejects a bad %s with one message naming it', (variable, env) => {
     const error = errorFor(env);
     expect(error.variable).toBe(variable);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { validateCronExpression } from 'cron';
@@ -14,6 +15,8 @@ export interface AppConfig {
   appUrl: string;
   dataDir: string;
   corsOrigins: string[] | true;
+  /** Express's `trust proxy`: which peers' `X-Forwarded-For` names the client IP (per-IP limits). */
+  trustProxy: boolean | number | string[];
   logLevel: string;
   database: {
     /** null: start the embedded PostgreSQL under `dataDir`. */
@@ -67,6 +70,12 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/** `tasks@example.org` or `Classroom Tasks <tasks@example.org>`. */
+const MAIL_FROM_PATTERN = /^(?:[^<>@]*<[^<>@\s]+@[^<>@\s]+>|[^<>@\s]+@[^<>@\s]+)$/;
+
+/** The longest delay Node's timers take; beyond it they fire after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 function str(env: Env, name: string, fallback: string): string {
   const value = env[name];
   return value === undefined || value === '' ? fallback : value;
@@ -113,6 +122,55 @@ function url(env: Env, name: string, fallback: string | null, protocols: string[
 
 /** One year. */
 const MAX_REMINDER_HOURS = 8760;
+/** `*` (any origin), or a comma-separated list of origins exactly as browsers send them. */
+function corsOrigins(env: Env): string[] | true {
+  const raw = str(env, 'CORS_ORIGINS', '*').trim();
+  if (raw === '*') return true;
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim();
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      // reported below
+    }
+    // An Origin header has no path, not even `/`: any other spelling would match no request.
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `must be * or comma-separated origins such as https://app.example.org, got "${origin}"`,
+      );
+    }
+    return origin;
+  });
+}
+
+const PROXY_PRESETS = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_PRESETS.includes(entry)) return true;
+  const [address, bits, extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  return /^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/** `true`, `false`, a number of proxy hops, or addresses, CIDR ranges and presets (Express's own forms). */
+function trustProxy(env: Env): boolean | number | string[] {
+  const raw = str(env, 'TRUST_PROXY', 'loopback').trim();
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const invalid = entries.find((entry) => !isProxyAddress(entry));
+  if (invalid !== undefined) {
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `must be true, false, a number of hops, or addresses, CIDR ranges, loopback, linklocal or uniquelocal, got "${invalid}"`,
+    );
+  }
+  return entries;
+}
 
 function reminderHours(env: Env): number[] {
   const raw = str(env, 'REMINDER_HOURS_BEFORE_DUE', '24');
@@ -139,11 +197,26 @@ function cron(env: Env): string {
   return value;
 }
 
+/**
+ * DATA_DIR, created when missing, must take files (uploads, the development secret, the embedded database):
+ * found out at the first upload instead, every upload would fail with 500.
+ */
+function writableDataDir(env: Env): string {
+  const dataDir = resolve(str(env, 'DATA_DIR', './data'));
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    accessSync(dataDir, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ConfigError('DATA_DIR', `must be a writable directory, got "${dataDir}" (${reason})`);
+  }
+  return dataDir;
+}
+
 /** Development secret: generated once and kept in DATA_DIR so tokens survive a restart. */
 function devJwtSecret(dataDir: string): string {
   const file = join(dataDir, 'jwt-secret');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(dataDir, { recursive: true });
   const secret = randomBytes(48).toString('base64url');
   writeFileSync(file, secret, { mode: 0o600 });
   return secret;
@@ -151,7 +224,7 @@ function devJwtSecret(dataDir: string): string {
 
 export function loadConfig(env: Env = process.env): AppConfig {
   const nodeEnv = str(env, 'NODE_ENV', 'development');
-  const dataDir = resolve(str(env, 'DATA_DIR', './data'));
+  const dataDir = writableDataDir(env);
   const jwtSecret = optional(env, 'JWT_SECRET');
   if (jwtSecret === null && nodeEnv === 'production') {
     throw new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production');
@@ -164,8 +237,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError('AI_PROVIDER', `must be "local" or "openai", got "${aiProvider}"`);
   }
   const databaseUrl = url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']);
-  const corsRaw = str(env, 'CORS_ORIGINS', '*').trim();
-  const mailFrom = str(env, 'MAIL_FROM', 'Classroom Tasks <no-reply@localhost>');
+  const mailFrom = str(env, 'MAIL_FROM', 'Classroom Tasks <no-reply@localhost>').trim();
+  // Without an address nodemailer sends from the null sender `<>`, which servers take for a bounce.
+  if (!MAIL_FROM_PATTERN.test(mailFrom)) {
+    throw new ConfigError('MAIL_FROM', `must be an address or "Name <address>", got "${mailFrom}"`);
+  }
   const logLevel = str(env, 'LOG_LEVEL', 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent`);
@@ -176,7 +252,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port: int(env, 'PORT', 3000, 0, 65535),
     appUrl: url(env, 'APP_URL', 'http://localhost:3000', ['http:', 'https:'])!,
     dataDir,
-    corsOrigins: corsRaw === '*' ? true : corsRaw.split(',').map((origin) => origin.trim()),
+    corsOrigins: corsOrigins(env),
+    trustProxy: trustProxy(env),
     logLevel,
     database: {
       url: databaseUrl,
@@ -218,7 +295,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     notifications: {
       reminderHoursBeforeDue: reminderHours(env),
       schedulerCron: cron(env),
-      pollIntervalMs: int(env, 'DELIVERY_POLL_INTERVAL_MS', 1000, 10),
+      pollIntervalMs: int(env, 'DELIVERY_POLL_INTERVAL_MS', 1000, 10, MAX_TIMER_MS),
       retryBaseSeconds: int(env, 'DELIVERY_RETRY_BASE_SECONDS', 30, 0),
       maxAttempts: int(env, 'DELIVERY_MAX_ATTEMPTS', 6, 1, 100),
       retentionDays: int(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
+import { loggableUrl } from '../http/logger';
 import { pgErrorCode } from '../utils/pg-errors';
 import { AppError, ErrorCode } from './app-error';
 
@@ -28,8 +29,9 @@ interface LowLevelError {
   statusCode?: number;
   type?: string;
   code?: string;
-  /** http-errors sets it on client errors (4xx), such as body-parser's. */
+  /** Set by http-errors (body-parser's errors): the message is safe to show the client. */
   expose?: boolean;
+  message?: string;
 }
 
 const MULTER_TOO_LARGE = 'LIMIT_FILE_SIZE';
@@ -105,22 +107,20 @@ export class AllExceptionsFilter implements ExceptionFilter {
           headers: {},
         };
       }
-      // The body could not be read as sent: an unsupported charset or Content-Encoding (415), or a body that does
-      // not inflate or does not match its Content-Length (400). The client's error, not ours.
-      if (status === 415 && lowLevel.expose) {
-        const error = 'Unsupported charset or Content-Encoding of the body';
-        return { status, body: { error, code: ErrorCode.VALIDATION_ERROR }, headers: {} };
-      }
-      if (status === 400 && lowLevel.expose) {
-        return {
-          status,
-          body: { error: 'Malformed request body', code: ErrorCode.VALIDATION_ERROR },
-          headers: {},
-        };
+      // The body parser's other refusals (a charset or content encoding it cannot read, a body that does not
+      // decompress or is shorter than its Content-Length) are bad input too, not a failure of the service.
+      if (lowLevel.expose === true && status !== undefined && status >= 400 && status < 500) {
+        const error = `Unreadable request body: ${lowLevel.message ?? 'invalid encoding'}`;
+        return { status: 400, body: { error, code: ErrorCode.VALIDATION_ERROR }, headers: {} };
       }
     }
     this.logger.error(
-      { err: exception, requestId: request.id, method: request.method, url: request.originalUrl },
+      {
+        err: exception,
+        requestId: request.id,
+        method: request.method,
+        url: loggableUrl(request.originalUrl),
+      },
       'Unhandled error',
     );
     return {
