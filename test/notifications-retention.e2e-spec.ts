@@ -1,5 +1,7 @@
+import { Client } from 'pg';
 import { DeliveryRetention } from '../src/notifications/delivery/delivery-retention';
 import { createClass } from './utils/classes';
+import { waitForLockWaiters } from './utils/database';
 import { createTestApp, TestApp } from './utils/test-app';
 import { createUser } from './utils/users';
 
@@ -89,5 +91,46 @@ describe('notifications: retention of finished deliveries', () => {
     expect(remaining.sort()).toEqual(kept.sort());
     // The inbox is the users' and stays.
     expect(await ctx.db.query(`SELECT count(*)::int AS n FROM notifications`)).toEqual([{ n: 2 }]);
+  });
+});
+
+describe('notifications: retention at shutdown', () => {
+  let ctx: TestApp;
+
+  beforeAll(async () => {
+    ctx = await createTestApp({ DELIVERY_RETENTION_DAYS: '7' });
+  });
+  afterAll(async () => ctx.close());
+
+  it('lets a run in progress finish before the database pool closes, and starts none after', async () => {
+    const insertFinished = (status: string, ageDays: number) =>
+      ctx.db.query(
+        `INSERT INTO notification_deliveries (channel, address, payload, status, updated_at)
+         VALUES ('EMAIL', 'someone@example.com', $1, $2, now() - make_interval(days => $3))`,
+        [{ subject: 'Reset your password', text: 'https://app.test/reset?t=x' }, status, ageDays],
+      );
+    await insertFinished('SENT', 0);
+    await insertFinished('FAILED', 8);
+    const locker = new Client({ connectionString: ctx.databaseUrl });
+    await locker.connect();
+    try {
+      // The run waits on this lock, so it is in progress when the application closes.
+      await locker.query(`BEGIN; LOCK TABLE notification_deliveries IN SHARE MODE`);
+      const retention = ctx.app.get(DeliveryRetention);
+      const run = retention.purgeFinished();
+      await waitForLockWaiters(ctx.db, 1);
+      let closed = false;
+      const closing = ctx.app.close().then(() => (closed = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(closed).toBe(false);
+      await locker.query('COMMIT');
+      await Promise.all([run, closing]);
+      const remaining = await locker.query(`SELECT status FROM notification_deliveries`);
+      expect(remaining.rows).toEqual([]);
+      // Shutting down: a tick now does nothing (the pool is closed, it would only fail).
+      await expect(retention.purgeFinished()).resolves.toBeUndefined();
+    } finally {
+      await locker.end();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { RunningJobs } from '../common/jobs/running-jobs';
 import { Module } from '@nestjs/common';
 import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
@@ -53,6 +54,7 @@ import { AccountThrottlerGuard, throttlerOptions } from './throttling/auth-throt
     EmailChangeService,
     AccountThrottlerGuard,
     AccountsCleanupService,
+    RunningJobs,
   ],
 })
 export class AuthModule {}

@@ -1,3 +1,4 @@
+import { RunningJobs } from '../common/jobs/running-jobs';
 import { Global, Module } from '@nestjs/common';
 import { MailModule } from '../mail/mail.module';
 import { EmailChannel } from './channels/email.channel';
@@ -30,6 +31,7 @@ import { NotificationProducer } from './production/notification-producer';
     DeliveryOutbox,
     DeliveryWorker,
     DeliveryRetention,
+    RunningJobs,
     NotificationJobs,
     EmailChannel,
     WebhookChannel,

@@ -10,6 +10,7 @@ import { ParseDraftDto } from '../ai/dto/parse-text.dto';
 import { DraftParseResultResponse } from '../ai/dto/parse-result.response';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { AppError } from '../common/errors/app-error';
+import { RunningJobs } from '../common/jobs/running-jobs';
 import { FileStorage } from '../files/file-storage';
 import { DraftMarkdownResponse } from './dto/task.response';
 import { TaskAttachment } from './entities/task-attachment.entity';
@@ -55,6 +56,7 @@ export class TaskDraftsService {
     private readonly access: AccessService,
     private readonly ai: AiService,
     private readonly storage: FileStorage,
+    private readonly jobs: RunningJobs,
   ) {}
 
   /**
@@ -94,6 +96,10 @@ export class TaskDraftsService {
   /** Expired rows are never read (see cachedMarkdown); this only reclaims their space. */
   @Cron('0 17 * * * *', { name: 'task-markdown-cache-purge' })
   async purgeExpiredMarkdown(): Promise<number> {
+    return (await this.jobs.run(() => this.deleteExpiredMarkdown())) ?? 0;
+  }
+
+  private async deleteExpiredMarkdown(): Promise<number> {
     const [, removed] = await this.dataSource.query<[unknown[], number]>(
       `DELETE FROM task_markdown_cache WHERE expires_at <= now()`,
     );

@@ -1,3 +1,4 @@
+import { RunningJobs } from '../common/jobs/running-jobs';
 import { Module } from '@nestjs/common';
 import { AiModule } from '../ai/ai.module';
 import { ClassTasksController } from './class-tasks.controller';
@@ -10,6 +11,6 @@ import { TasksService } from './tasks.service';
 @Module({
   imports: [AiModule],
   controllers: [ClassTasksController, TasksController],
-  providers: [TasksService, TaskReader, TaskAttachmentsService, TaskDraftsService],
+  providers: [TasksService, TaskReader, TaskAttachmentsService, TaskDraftsService, RunningJobs],
 })
 export class TasksModule {}

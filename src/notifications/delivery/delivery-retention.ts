@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { RunningJobs } from '../../common/jobs/running-jobs';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 
@@ -20,10 +21,15 @@ export class DeliveryRetention {
   constructor(
     @InjectConfig() private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly jobs: RunningJobs,
   ) {}
 
   @Cron(CronExpression.EVERY_HOUR, { name: 'notifications.retention' })
   async purgeFinished(): Promise<void> {
+    await this.jobs.run(() => this.deleteFinished());
+  }
+
+  private async deleteFinished(): Promise<void> {
     try {
       await this.deleteInBatches(`notification_id IS NULL AND status = 'SENT'`, []);
       await this.deleteInBatches(
