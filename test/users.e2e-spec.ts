@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { JwtService } from '@nestjs/jwt';
+import { sign as signJwt } from 'jsonwebtoken';
 import { Response } from 'supertest';
 import { SmtpCapture } from './fakes/smtp-server';
 import {
@@ -76,6 +77,8 @@ describe('users', () => {
         ),
         await jwt.signAsync({ sub: user.id }),
         await jwt.signAsync({ sub: randomUUID(), ver: 0 }),
+        // Well signed, but without an expiry: every token the service issues has one.
+        signJwt({ sub: user.id, ver: 0 }, ctx.config.jwt.secret, { algorithm: 'HS256' }),
       ];
       for (const token of tokens) {
         const res = await get({ auth: `Bearer ${token}` });
@@ -83,6 +86,24 @@ describe('users', () => {
         expect(res.body).toEqual(apiError('UNAUTHORIZED'));
       }
       await get(user).expect(200);
+    });
+
+    it('takes the token only as the whole Authorization header "Bearer <token>"', async () => {
+      const user = await createUser(ctx);
+      for (const auth of [
+        `Bearer ${user.token} junk`,
+        `Bearer ${user.token},Bearer x`,
+        `Basic ${user.token}`,
+        `Token ${user.token}`,
+        user.token,
+        'Bearer',
+      ]) {
+        const res = await get({ auth });
+        expect([auth, res.status, res.body]).toEqual([auth, 401, apiError('UNAUTHORIZED')]);
+      }
+      for (const auth of [`bearer ${user.token}`, `Bearer  ${user.token}`, `Bearer ${user.token} `]) {
+        await get({ auth }).expect(200);
+      }
     });
   });
 

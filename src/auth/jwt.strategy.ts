@@ -2,7 +2,8 @@ import { createSecretKey } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { ExtractJwt, Strategy } from 'passport-jwt';
+import type { Request } from 'express';
+import { Strategy } from 'passport-jwt';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
@@ -17,6 +18,17 @@ export const JWT_ALGORITHM = 'HS256';
 export interface JwtPayload {
   sub: string;
   ver: number;
+  exp?: number;
+}
+
+/**
+ * The whole Authorization header must be `Bearer <token>` (scheme in any case, RFC 7235). passport-jwt's own
+ * extractor takes the second word of any header, so `Bearer <token> anything` passed.
+ */
+const BEARER = /^bearer +([A-Za-z0-9_.-]+)$/i;
+
+function bearerToken(request: Request): string | null {
+  return BEARER.exec(request.headers.authorization ?? '')?.[1] ?? null;
 }
 
 /** An authenticated request whose user is not cached runs this primary-key probe. */
@@ -33,7 +45,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     private readonly cache: AuthUserCache,
   ) {
     super({
-      jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
+      jwtFromRequest: bearerToken,
       // A KeyObject, which jsonwebtoken takes as is (its and passport-jwt's types say only string | Buffer).
       // Given a string it first tries to parse it as a PEM public key and throws, on every request: about
       // 0.8 ms of CPU per verification instead of 0.02 ms.
@@ -49,7 +61,9 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
    * be newer than the cached row (changed on another instance, notification not yet here).
    */
   async validate(payload: JwtPayload): Promise<AuthUser | false> {
-    if (!isUuid(payload.sub) || typeof payload.ver !== 'number') return false;
+    // Every token the service issues expires; jsonwebtoken checks `exp` only where there is one.
+    if (!isUuid(payload.sub) || typeof payload.ver !== 'number' || typeof payload.exp !== 'number')
+      return false;
     const cached = this.cache.get(payload.sub);
     if (cached?.tokenVersion === payload.ver) return cached.user;
     const current = await this.cache.load(payload.sub, () => this.readTokenUser(payload.sub));
