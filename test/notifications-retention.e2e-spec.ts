@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { DeliveryRetention } from '../src/notifications/delivery/delivery-retention';
 import { createClass } from './utils/classes';
 import { waitForLockWaiters } from './utils/database';
+import { createSharedDatabase } from './utils/notifications';
 import { createTestApp, TestApp } from './utils/test-app';
 import { createUser } from './utils/users';
 
@@ -95,14 +96,10 @@ describe('notifications: retention of finished deliveries', () => {
 });
 
 describe('notifications: retention at shutdown', () => {
-  let ctx: TestApp;
-
-  beforeAll(async () => {
-    ctx = await createTestApp({ DELIVERY_RETENTION_DAYS: '7' });
-  });
-  afterAll(async () => ctx.close());
-
   it('lets a run in progress finish before the database pool closes, and starts none after', async () => {
+    // A database of the test's own: it outlives the application, whose shutdown is under test.
+    const database = await createSharedDatabase();
+    const ctx = await createTestApp({ DELIVERY_RETENTION_DAYS: '7' }, { databaseUrl: database.url });
     const insertFinished = (status: string, ageDays: number) =>
       ctx.db.query(
         `INSERT INTO notification_deliveries (channel, address, payload, status, updated_at)
@@ -111,7 +108,7 @@ describe('notifications: retention at shutdown', () => {
       );
     await insertFinished('SENT', 0);
     await insertFinished('FAILED', 8);
-    const locker = new Client({ connectionString: ctx.databaseUrl });
+    const locker = new Client({ connectionString: database.url });
     await locker.connect();
     try {
       // The run waits on this lock, so it is in progress when the application closes.
@@ -120,7 +117,7 @@ describe('notifications: retention at shutdown', () => {
       const run = retention.purgeFinished();
       await waitForLockWaiters(ctx.db, 1);
       let closed = false;
-      const closing = ctx.app.close().then(() => (closed = true));
+      const closing = ctx.close().then(() => (closed = true));
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(closed).toBe(false);
       await locker.query('COMMIT');
@@ -131,6 +128,7 @@ describe('notifications: retention at shutdown', () => {
       await expect(retention.purgeFinished()).resolves.toBeUndefined();
     } finally {
       await locker.end();
+      await database.drop();
     }
   });
 });
