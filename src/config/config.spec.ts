@@ -219,3 +219,49 @@ describe('loadConfig', () => {
     expect(error.message).not.toContain('\n');
   });
 });
+
+describe('documented variables', () => {
+  /** Every variable name loadConfig reads for `env`. */
+  function variablesRead(env: Record<string, string>): Set<string> {
+    const read = new Set<string>();
+    loadConfig(
+      new Proxy(env, {
+        get(target, name) {
+          if (typeof name === 'string') read.add(name);
+          return target[name as string];
+        },
+      }),
+    );
+    return read;
+  }
+
+  it('lists every variable the configuration reads in .env.example and docs/operations.md', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cts-config-'));
+    try {
+      const read = new Set([
+        ...variablesRead({ DATA_DIR: dataDir }),
+        // The variables read only when their feature is on.
+        ...variablesRead({
+          DATA_DIR: dataDir,
+          AI_PROVIDER: 'openai',
+          AI_BASE_URL: 'http://127.0.0.1:1/v1',
+          AI_API_KEY: 'key',
+          AI_MODEL: 'model',
+          CAPTCHA_ENABLED: 'true',
+          CAPTCHA_SECRET: 'secret',
+          SMTP_URL: 'smtp://127.0.0.1:25',
+          TELEGRAM_BOT_TOKEN: 'token',
+        }),
+      ]);
+      const root = join(__dirname, '..', '..');
+      const example = readFileSync(join(root, '.env.example'), 'utf8');
+      const operations = readFileSync(join(root, 'docs', 'operations.md'), 'utf8');
+      const listed = new Set([...example.matchAll(/^#? ?([A-Z][A-Z0-9_]+)=/gm)].map((match) => match[1]));
+      expect([...read].filter((name) => !listed.has(name))).toEqual([]);
+      expect([...read].filter((name) => !operations.includes(`\`${name}\``))).toEqual([]);
+      expect([...listed].filter((name) => !read.has(name))).toEqual([]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
