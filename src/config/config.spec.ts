@@ -219,3 +219,36 @@ describe('loadConfig', () => {
     expect(error.message).not.toContain('\n');
   });
 });
+
+describe('.env.example', () => {
+  // README: ".env.example lists every one with its default".
+  const lines = readFileSync(join(__dirname, '../../.env.example'), 'utf8').split('\n');
+  const listed = new Set(lines.map((line) => /^(?:# )?([A-Z][A-Z0-9_]*)=/.exec(line)?.[1]).filter(Boolean));
+  const defaults = Object.fromEntries(
+    lines.map((line) => /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(line)).flatMap((m) => (m ? [[m[1], m[2]]] : [])),
+  );
+  let dataDir: string;
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'cts-config-'));
+  });
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('lists every variable the configuration reads', () => {
+    const read = new Set<string>();
+    const env = new Proxy<Record<string, string | undefined>>(
+      { DATA_DIR: dataDir },
+      {
+        get: (target, name) => {
+          if (typeof name === 'string') read.add(name);
+          return target[name as string];
+        },
+      },
+    );
+    loadConfig(env);
+    expect([...read].filter((name) => !listed.has(name))).toEqual([]);
+  });
+
+  it('shows the defaults: its values configure what no variable does', () => {
+    expect(loadConfig({ ...defaults, DATA_DIR: dataDir })).toEqual(loadConfig({ DATA_DIR: dataDir }));
+  });
+});
