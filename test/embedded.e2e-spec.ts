@@ -1,11 +1,12 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { loadConfig } from '../src/config/config';
 import { EMBEDDED_DATABASE, resolveDatabase } from '../src/database/embedded-postgres';
+import { freePort } from './utils/free-port';
 
 /**
  * The built service as an operator runs it: `node dist/main.js` with DATABASE_URL unset, so it starts the
@@ -20,15 +21,6 @@ interface RunningService {
   port: number;
   output: () => string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
-    });
-  });
 }
 
 /** The service's environment: the caller's, minus anything pointing at the test database server. */
