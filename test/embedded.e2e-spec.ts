@@ -1,6 +1,6 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -219,6 +219,32 @@ describe('embedded PostgreSQL (built service, DATABASE_URL unset)', () => {
     expect(await schoolNames(dataDir)).toEqual(['Embedded High']);
     service.child.kill('SIGTERM');
     expect(await service.exited).toEqual({ code: 0, signal: null });
+  }, 60_000);
+
+  it('stops cleanly when its port is taken: the application closes before its database server', async () => {
+    const port = await freePort();
+    const taken = createServer().listen(port);
+    await new Promise((resolve) => taken.once('listening', resolve));
+    try {
+      const service = run({ DATA_DIR: dataDir, PORT: String(port) });
+      expect(await service.exited).toEqual({ code: 1, signal: null });
+      const lines = service
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { level: number; msg?: string; err?: { message: string } });
+      // The one message is the cause; stopping the database under open connections added a warning.
+      expect(lines.filter((line) => line.level >= 40 && line.msg !== 'Start failed')).toEqual([
+        expect.objectContaining({ msg: expect.stringContaining('EADDRINUSE') }),
+      ]);
+      expect(lines.at(-1)).toMatchObject({
+        msg: 'Start failed',
+        err: { message: expect.stringContaining('EADDRINUSE') },
+      });
+      expect(existsSync(pidFile())).toBe(false);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   }, 60_000);
 
   it('refuses to start on invalid configuration with one message naming the variable', async () => {
