@@ -27,11 +27,14 @@ async function main(): Promise<void> {
   const database = await resolveDatabase(config, { logger, exclusive: true }).catch((error: unknown) =>
     fail(logger, error, 'Database'),
   );
-  let app: NestExpressApplication;
+  let app: NestExpressApplication | undefined;
   try {
     app = await createApp(config, database.url);
     await app.listen(config.port);
   } catch (error) {
+    // A failed listen (port taken) comes after the jobs and connections started: close them before the
+    // database stops under them.
+    await app?.close().catch(() => undefined);
     await database.stop();
     return fail(logger, error, 'Start failed');
   }

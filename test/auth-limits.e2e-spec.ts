@@ -146,6 +146,25 @@ describe('auth: rate limits', () => {
       await attempt(ctx.http, user.email, user.password).expect(200);
     });
 
+    it('limits every minute, not only the first: a window that ended without a block starts a new one', async () => {
+      const user = await registerThroughMail(ctx, smtp);
+      const ip = freshIp();
+      const attempt = () =>
+        ctx.http
+          .post('/auth/login')
+          .set('X-Forwarded-For', ip)
+          .send({ email: user.email, password: 'wrong' });
+      await attempt().expect(401);
+      // A minute later: the window has ended and the key was never blocked (blocked_until is null).
+      await ctx.db.query(
+        `UPDATE throttler_hits SET window_ends_at = now() - interval '1 second' WHERE blocked_until IS NULL`,
+      );
+      for (let i = 0; i < 10; i++) await attempt().expect(401);
+      const blocked = await attempt();
+      expect(blocked.status).toBe(429);
+      expect(blocked.body).toEqual(apiError('RATE_LIMITED'));
+    });
+
     it('allows 50 attempts per minute for one IP across e-mails, malformed ones included', async () => {
       const ip = freshIp();
       // Attempts count before validation, so bodies without a password (400, no bcrypt work) fill the window.

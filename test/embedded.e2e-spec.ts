@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { loadConfig } from '../src/config/config';
 import { EMBEDDED_DATABASE, resolveDatabase } from '../src/database/embedded-postgres';
+import { freePort } from './utils/free-port';
 
 /**
  * The built service as an operator runs it: `node dist/main.js` with DATABASE_URL unset, so it starts the
@@ -20,15 +21,6 @@ interface RunningService {
   port: number;
   output: () => string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
-    });
-  });
 }
 
 /** The service's environment: the caller's, minus anything pointing at the test database server. */
@@ -227,6 +219,32 @@ describe('embedded PostgreSQL (built service, DATABASE_URL unset)', () => {
     expect(await schoolNames(dataDir)).toEqual(['Embedded High']);
     service.child.kill('SIGTERM');
     expect(await service.exited).toEqual({ code: 0, signal: null });
+  }, 60_000);
+
+  it('stops cleanly when its port is taken: the application closes before its database server', async () => {
+    const port = await freePort();
+    const taken = createServer().listen(port);
+    await new Promise((resolve) => taken.once('listening', resolve));
+    try {
+      const service = run({ DATA_DIR: dataDir, PORT: String(port) });
+      expect(await service.exited).toEqual({ code: 1, signal: null });
+      const lines = service
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { level: number; msg?: string; err?: { message: string } });
+      // The one message is the cause; stopping the database under open connections added a warning.
+      expect(lines.filter((line) => line.level >= 40 && line.msg !== 'Start failed')).toEqual([
+        expect.objectContaining({ msg: expect.stringContaining('EADDRINUSE') }),
+      ]);
+      expect(lines.at(-1)).toMatchObject({
+        msg: 'Start failed',
+        err: { message: expect.stringContaining('EADDRINUSE') },
+      });
+      expect(existsSync(pidFile())).toBe(false);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   }, 60_000);
 
   it('refuses to start on invalid configuration with one message naming the variable', async () => {

@@ -265,3 +265,20 @@ describe('documented variables', () => {
     }
   });
 });
+
+describe('.env.example', () => {
+  // README: ".env.example lists every one with its default".
+  const lines = readFileSync(join(__dirname, '../../.env.example'), 'utf8').split('\n');
+  const defaults = Object.fromEntries(
+    lines.map((line) => /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(line)).flatMap((m) => (m ? [[m[1], m[2]]] : [])),
+  );
+  let dataDir: string;
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'cts-config-'));
+  });
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('shows the defaults: its values configure what no variable does', () => {
+    expect(loadConfig({ ...defaults, DATA_DIR: dataDir })).toEqual(loadConfig({ DATA_DIR: dataDir }));
+  });
+});
