@@ -48,7 +48,8 @@ export class AccountController {
   @ApiForbiddenResponse({ description: 'CAPTCHA_FAILED' })
   @ApiConflictResponse({ description: 'CONFLICT: the address is used by another account' })
   @ApiTooManyRequestsResponse({
-    description: 'RATE_LIMITED: more than 5 e-mails to this address in 24 hours',
+    description:
+      'RATE_LIMITED: more than 5 e-mails to this address, or 5 e-mail change mails of this account, in 24 hours',
   })
   @ApiServiceUnavailableResponse({ description: 'CAPTCHA_UNAVAILABLE' })
   requestEmailChange(
