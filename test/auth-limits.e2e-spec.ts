@@ -169,6 +169,26 @@ describe('auth: rate limits', () => {
       await attempt(ctx.http, user.email, user.password).expect(200);
     });
 
+    it('allows 10 current-password checks per minute for one account, from any IP, on every instance', async () => {
+      const [user, other] = [await registerThroughMail(ctx, smtp), await registerThroughMail(ctx, smtp)];
+      const change = (agent: TestAgent, who: typeof user, currentPassword: string) =>
+        agent
+          .patch('/users/me/password')
+          .set('Authorization', who.auth)
+          .set('X-Forwarded-For', freshIp())
+          .send({ currentPassword, newPassword: 'another fine password' });
+      for (let i = 0; i < 10; i++) {
+        await change(i % 2 ? ctx.http : secondHttp, user, `guess number ${i}`).expect(401);
+      }
+      for (const agent of [ctx.http, secondHttp]) {
+        const blocked = await change(agent, user, user.password);
+        expect(blocked.status).toBe(429);
+        expect(blocked.body).toEqual(apiError('RATE_LIMITED'));
+        expect(Number(blocked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      }
+      await change(ctx.http, other, other.password).expect(200);
+    });
+
     it('allows 50 attempts per minute for one IP across e-mails, malformed ones included', async () => {
       const ip = freshIp();
       // Attempts count before validation, so bodies without a password (400, no bcrypt work) fill the window.

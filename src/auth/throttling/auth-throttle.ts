@@ -14,19 +14,24 @@ import { PgThrottlerStorage } from './pg-throttler.storage';
 /**
  * Limits per one-minute window, generous enough for a class of students behind one school NAT:
  * - login: 10 attempts per client IP and e-mail address, 50 per client IP;
- * - the other public account routes: 100 per client IP (the e-mail quota limits what each address gets).
+ * - the other public account routes: 100 per client IP (the e-mail quota limits what each address gets);
+ * - checks of the current password of a logged-in account: 10 per account, from any IP.
  */
 export const THROTTLE_WINDOW_MS = 60_000;
 export const LOGIN_LIMIT_PER_IP_AND_EMAIL = 10;
 export const LOGIN_LIMIT_PER_IP = 50;
 export const ACCOUNT_ROUTE_LIMIT_PER_IP = 100;
+export const PASSWORD_CHECK_LIMIT_PER_USER = 10;
 
 const PER_IP = 'ip';
 const PER_IP_AND_EMAIL = 'ipEmail';
+const PER_USER = 'user';
 
 interface TrackedRequest {
   ip?: string;
   body?: { email?: unknown };
+  /** Set by the global JWT guard, which runs before route guards. */
+  user?: { id: string };
 }
 
 const clientIp = (request: TrackedRequest): string => request.ip ?? 'unknown';
@@ -47,6 +52,12 @@ export function throttlerOptions(dataSource: DataSource): ThrottlerModuleOptions
           return `${clientIp(request)}|${typeof email === 'string' ? normalizeEmail(email) : ''}`;
         },
       },
+      {
+        name: PER_USER,
+        ttl: THROTTLE_WINDOW_MS,
+        limit: PASSWORD_CHECK_LIMIT_PER_USER,
+        getTracker: (request: TrackedRequest) => `user|${request.user?.id ?? clientIp(request)}`,
+      },
     ],
   };
 }
@@ -63,12 +74,23 @@ export class AccountThrottlerGuard extends ThrottlerGuard {
 }
 
 /** Login: per client IP and e-mail, and per client IP. */
-export const LoginThrottle = (): MethodDecorator & ClassDecorator => UseGuards(AccountThrottlerGuard);
+export const LoginThrottle = (): MethodDecorator & ClassDecorator =>
+  applyDecorators(UseGuards(AccountThrottlerGuard), SkipThrottle({ [PER_USER]: true }));
 
 /** Other public account routes: per client IP only. */
 export const AccountRouteThrottle = (): MethodDecorator & ClassDecorator =>
   applyDecorators(
     UseGuards(AccountThrottlerGuard),
-    SkipThrottle({ [PER_IP_AND_EMAIL]: true }),
+    SkipThrottle({ [PER_IP_AND_EMAIL]: true, [PER_USER]: true }),
     Throttle({ [PER_IP]: { limit: ACCOUNT_ROUTE_LIMIT_PER_IP, ttl: THROTTLE_WINDOW_MS } }),
+  );
+
+/**
+ * Routes of a logged-in account that check its current password: per account, whatever the IP. Without it a
+ * stolen login token guessed the password (which outlives the token) at bcrypt speed, past the login limits.
+ */
+export const PasswordCheckThrottle = (): MethodDecorator & ClassDecorator =>
+  applyDecorators(
+    UseGuards(AccountThrottlerGuard),
+    SkipThrottle({ [PER_IP]: true, [PER_IP_AND_EMAIL]: true }),
   );
