@@ -1,3 +1,4 @@
+import { PARSES_PER_USER_PER_HOUR } from '../src/auth/throttling/auth-throttle';
 import { TaskDraftsService } from '../src/tasks/task-drafts.service';
 import { createTestApp, TestApp } from './utils/test-app';
 import {
@@ -71,6 +72,23 @@ describe('task parsing (local provider)', () => {
       const res = await parse(null, { text: 'due Friday' });
       expect(res.status).toBe(401);
       expect(res.body).toEqual(error('UNAUTHORIZED'));
+    });
+
+    it(`allows ${PARSES_PER_USER_PER_HOUR} parses per account and hour, each route its own count, then 429`, async () => {
+      const [user, other] = [await createUser(ctx), await createUser(ctx)];
+      const results = await Promise.all(
+        Array.from({ length: PARSES_PER_USER_PER_HOUR }, () => parse(user, { text: 'due Friday' })),
+      );
+      expect(results.every((res) => res.status === 200)).toBe(true);
+      const blocked = await parse(user, { text: 'due Friday' });
+      expect(blocked.status).toBe(429);
+      expect(blocked.body).toEqual(error('RATE_LIMITED'));
+      expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(60);
+      expect(Number(blocked.headers['retry-after'])).toBeLessThanOrEqual(3600);
+      expect((await parse(other, { text: 'due Friday' })).status).toBe(200);
+      const [{ id: classId }] = (await ctx.http.get('/classes').set('Authorization', user.auth)).body;
+      const draft = await createDraft(ctx, classId, user, { sourceText: 'due Friday' });
+      await ctx.http.post(`/tasks/${draft.id}/parse`).set('Authorization', user.auth).send({}).expect(200);
     });
 
     it('keeps answering other requests while a long text is parsed (off the event loop)', async () => {

@@ -79,6 +79,29 @@ describe('auth: rate limits', () => {
       expect(row.n).toBe(5);
     });
 
+    it('bounds the e-mail change mails of one account to 5 per 24 hours, whatever the addresses', async () => {
+      const changer = await registerThroughMail(ctx, smtp);
+      const changeTo = (email: string) =>
+        ctx.http.post('/users/me/email/change').set('Authorization', changer.auth).send({ email });
+      for (let i = 0; i < 5; i++) await changeTo(uniqueEmail(`spray${i}`)).expect(200);
+      const refused = uniqueEmail('spray5');
+      const retryAfter = expectLimited(await changeTo(refused));
+      expect(retryAfter).toBeGreaterThan(DAY_SECONDS - 60);
+      await expect(smtp.waitFor(refused, 300)).rejects.toThrow(/No mail/);
+      const [row] = await ctx.db.query(`SELECT count(*)::int AS n FROM email_sends WHERE address = $1`, [
+        refused,
+      ]);
+      expect(row.n).toBe(0);
+
+      await ctx.db.query(
+        `UPDATE auth_tokens SET created_at = now() - interval '25 hours'
+          WHERE id = (SELECT id FROM auth_tokens WHERE user_id = $1 AND purpose = 'EMAIL_CHANGE'
+                       ORDER BY created_at LIMIT 1)`,
+        [changer.id],
+      );
+      await changeTo(refused).expect(200);
+    });
+
     // Keep after every test of this file that uses a login token: passport's strategies are process-global, so
     // once the second application below is closed, the first one checks tokens with the closed one's strategy.
     it('counts register, forgot-password and e-mail change together, and holds across instances', async () => {
@@ -163,6 +186,26 @@ describe('auth: rate limits', () => {
       const blocked = await attempt();
       expect(blocked.status).toBe(429);
       expect(blocked.body).toEqual(apiError('RATE_LIMITED'));
+    });
+
+    it('allows 10 current-password checks per minute for one account, from any IP, on every instance', async () => {
+      const [user, other] = [await registerThroughMail(ctx, smtp), await registerThroughMail(ctx, smtp)];
+      const change = (agent: TestAgent, who: typeof user, currentPassword: string) =>
+        agent
+          .patch('/users/me/password')
+          .set('Authorization', who.auth)
+          .set('X-Forwarded-For', freshIp())
+          .send({ currentPassword, newPassword: 'another fine password' });
+      for (let i = 0; i < 10; i++) {
+        await change(i % 2 ? ctx.http : secondHttp, user, `guess number ${i}`).expect(401);
+      }
+      for (const agent of [ctx.http, secondHttp]) {
+        const blocked = await change(agent, user, user.password);
+        expect(blocked.status).toBe(429);
+        expect(blocked.body).toEqual(apiError('RATE_LIMITED'));
+        expect(Number(blocked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      }
+      await change(ctx.http, other, other.password).expect(200);
     });
 
     it('allows 50 attempts per minute for one IP across e-mails, malformed ones included', async () => {

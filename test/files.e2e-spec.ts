@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { chmodSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import request from 'supertest';
 import { FileStorage } from '../src/files/file-storage';
+import { LocalFileStorage } from '../src/files/local-file-storage';
 import { createTestApp, TestApp } from './utils/test-app';
 import {
   ClassWithRoles,
@@ -83,6 +84,23 @@ describe('task attachments and GET /files/:fileKey', () => {
         `attachment; filename="____.pdf"; filename*=UTF-8''${encodeURIComponent(NAME)}`,
       );
     }
+  });
+
+  it("keeps stored files and their folders to the service's own account", async () => {
+    const task = await createTask(ctx, cls.classId, cls.owner);
+    const { fileKey } = (await upload(task.id, cls.owner, randomBytes(100)).expect(201)).body;
+    const root = join(ctx.dataDir, 'files');
+    for (const [path, mode] of [
+      [root, 0o700],
+      [join(root, fileKey.slice(0, 2)), 0o700],
+      [join(root, fileKey.slice(0, 2), fileKey), 0o600],
+    ] as const) {
+      expect(statSync(path).mode & 0o777).toBe(mode);
+    }
+    // A root left world-readable by an earlier version is closed at start.
+    chmodSync(root, 0o755);
+    new LocalFileStorage(root);
+    expect(statSync(root).mode & 0o777).toBe(0o700);
   });
 
   it('keeps awkward ASCII names intact in filename* and safe in the fallback', async () => {

@@ -395,6 +395,29 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
       expect((await detail(task.id, cls.owner)).userState).toBeNull();
     });
 
+    // ArrayUnique compares every element with every other: a 1 MiB body of 150,000 distinct tags kept the
+    // event loop of the instance busy for about 30 seconds before the size bound answered.
+    it('refuses an oversized tags or blockedBy array at once, before any check of its elements', async () => {
+      const task = await createTask(ctx, cls.classId, cls.owner);
+      const tags = Array.from({ length: 150_000 }, (_, i) => i.toString(36));
+      const blockedBy = Array.from(
+        { length: 26_000 },
+        (_, i) => `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
+      );
+      for (const [path, user, body] of [
+        [`/tasks/${task.id}/state`, cls.member, { tags }],
+        [`/tasks/${task.id}`, cls.owner, { blockedBy }],
+      ] as const) {
+        const started = Date.now();
+        const res = await call('patch', path, user, body);
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual(error('VALIDATION_ERROR'));
+        expect(res.body.error).toMatch(/at most 50|must contain no more than/);
+        // A few hundred ms of parsing and copying on an idle machine; a wide bound for a loaded one.
+        expect(Date.now() - started).toBeLessThan(8_000);
+      }
+    }, 120_000);
+
     it('sets tags and sortOrder separately and answers the TaskUserState', async () => {
       const task = await createTask(ctx, cls.classId, cls.owner);
       const tagged = await call('patch', `/tasks/${task.id}/state`, cls.member, { tags: [' math ', '作业'] });

@@ -5,8 +5,10 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiTags,
+  ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
+import { PARSE_LIMITED, ParseThrottle } from '../auth/throttling/auth-throttle';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { AiService } from './ai.service';
@@ -21,7 +23,9 @@ export class AiController {
   constructor(private readonly ai: AiService) {}
 
   @Post('parse')
+  @ParseThrottle()
   @HttpCode(HttpStatus.OK)
+  @ApiTooManyRequestsResponse({ type: ErrorResponse, description: PARSE_LIMITED })
   @ApiOperation({
     summary: 'Parse free text into suggested task fields; creates nothing',
     description:

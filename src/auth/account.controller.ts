@@ -16,6 +16,7 @@ import { CredentialsService } from './credentials.service';
 import { ChangePasswordDto, EmailChangeDto, EmailConfirmDto } from './dto/requests.dto';
 import { AuthResponseDto, MessageDto } from './dto/responses.dto';
 import { EmailChangeService } from './email-change.service';
+import { PasswordCheckThrottle } from './throttling/auth-throttle';
 
 /** Credentials of the logged-in user: password and e-mail address. */
 @ApiTags('users')
@@ -28,6 +29,7 @@ export class AccountController {
   ) {}
 
   @Patch('password')
+  @PasswordCheckThrottle()
   @ApiOkResponse({
     type: AuthResponseDto,
     description: 'A new token; every older token of the user stops working',
@@ -36,6 +38,7 @@ export class AccountController {
   @ApiUnauthorizedResponse({
     description: 'UNAUTHORIZED (token), or INVALID_CREDENTIALS (current password wrong)',
   })
+  @ApiTooManyRequestsResponse({ description: 'RATE_LIMITED: more than 10 attempts in a minute' })
   changePassword(@CurrentUser() user: AuthUser, @Body() body: ChangePasswordDto): Promise<AuthResponseDto> {
     return this.credentials.changePassword(user.id, body.currentPassword, body.newPassword);
   }
@@ -48,7 +51,8 @@ export class AccountController {
   @ApiForbiddenResponse({ description: 'CAPTCHA_FAILED' })
   @ApiConflictResponse({ description: 'CONFLICT: the address is used by another account' })
   @ApiTooManyRequestsResponse({
-    description: 'RATE_LIMITED: more than 5 e-mails to this address in 24 hours',
+    description:
+      'RATE_LIMITED: more than 5 e-mails to this address, or 5 e-mail change mails of this account, in 24 hours',
   })
   @ApiServiceUnavailableResponse({ description: 'CAPTCHA_UNAVAILABLE' })
   requestEmailChange(

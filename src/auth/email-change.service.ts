@@ -38,6 +38,7 @@ export class EmailChangeService {
     if (await this.users.emailExists(email))
       throw AppError.conflict('This e-mail address is used by another account');
     await this.dataSource.transaction(async (manager) => {
+      await this.quota.reserveEmailChange(manager, user.id);
       await this.quota.reserve(manager, email, TokenPurpose.EMAIL_CHANGE);
       const token = await this.tokens.issue(manager, TokenPurpose.EMAIL_CHANGE, email, user.id);
       await this.mail.send(manager, TokenPurpose.EMAIL_CHANGE, email, token);

@@ -4,9 +4,13 @@ import { AppError } from '../common/errors/app-error';
 import { TokenPurpose } from './entities/auth-token.entity';
 
 export const EMAILS_PER_ADDRESS_PER_DAY = 5;
+/** E-mail change mails one account may have sent in 24 hours, whatever the addresses. */
+export const EMAIL_CHANGES_PER_USER_PER_DAY = 5;
 
 /** First key of the two-key advisory locks taken per address (keeps them apart from other advisory locks). */
 const EMAIL_QUOTA_LOCK_SPACE = 0x6d61696c;
+/** First key of the advisory locks taken per account for its e-mail change mails. */
+const EMAIL_CHANGE_LOCK_SPACE = 0x6d616975;
 
 /**
  * "5 e-mails per address per 24 hours" over verification, reset and e-mail-change mails, counted in
@@ -29,5 +33,23 @@ export class EmailQuotaService {
     );
     if (window.sent >= EMAILS_PER_ADDRESS_PER_DAY) throw AppError.rateLimited(window.retry_after ?? 1);
     await manager.query(`INSERT INTO email_sends (address, purpose) VALUES ($1, $2)`, [address, purpose]);
+  }
+
+  /**
+   * The per-address count alone let one account mail any number of fresh addresses through the e-mail
+   * change route. Counted over the account's EMAIL_CHANGE tokens (kept a day past their 1-hour life, so the
+   * 24-hour window is complete) under a per-account advisory lock; the caller then issues the token in the
+   * same transaction. Throws 429 with Retry-After as `reserve` does.
+   */
+  async reserveEmailChange(manager: EntityManager, userId: string): Promise<void> {
+    await manager.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [EMAIL_CHANGE_LOCK_SPACE, userId]);
+    const [window]: { sent: number; retry_after: number | null }[] = await manager.query(
+      `SELECT count(*)::int AS sent,
+              ceil(extract(epoch FROM min(created_at) + interval '24 hours' - now()))::int AS retry_after
+       FROM auth_tokens
+       WHERE user_id = $1 AND purpose = $2 AND created_at > now() - interval '24 hours'`,
+      [userId, TokenPurpose.EMAIL_CHANGE],
+    );
+    if (window.sent >= EMAIL_CHANGES_PER_USER_PER_DAY) throw AppError.rateLimited(window.retry_after ?? 1);
   }
 }

@@ -60,6 +60,13 @@ describe('loadConfig', () => {
     expect(load().jwt.secret).toBe(first);
   });
 
+  it('refuses a development JWT secret file holding fewer than 32 characters, naming JWT_SECRET', () => {
+    writeFileSync(join(dataDir, 'jwt-secret'), 'secret\n');
+    expect(() => load()).toThrow(/JWT_SECRET.*jwt-secret/);
+    writeFileSync(join(dataDir, 'jwt-secret'), '');
+    expect(() => load()).toThrow(/JWT_SECRET/);
+  });
+
   it('reads every variable', () => {
     const config = load({
       PORT: '8080',

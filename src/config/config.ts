@@ -213,10 +213,22 @@ function writableDataDir(env: Env): string {
   return dataDir;
 }
 
+const JWT_SECRET_MIN_LENGTH = 32;
+
 /** Development secret: generated once and kept in DATA_DIR so tokens survive a restart. */
 function devJwtSecret(dataDir: string): string {
   const file = join(dataDir, 'jwt-secret');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (existsSync(file)) {
+    const kept = readFileSync(file, 'utf8').trim();
+    // The bound of JWT_SECRET: a short or emptied file would sign every login token with a guessable key.
+    if (kept.length < JWT_SECRET_MIN_LENGTH) {
+      throw new ConfigError(
+        'JWT_SECRET',
+        `is unset and ${file} holds fewer than ${JWT_SECRET_MIN_LENGTH} characters (delete it to generate a new one)`,
+      );
+    }
+    return kept;
+  }
   const secret = randomBytes(48).toString('base64url');
   writeFileSync(file, secret, { mode: 0o600 });
   return secret;
@@ -229,8 +241,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (jwtSecret === null && nodeEnv === 'production') {
     throw new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production');
   }
-  if (jwtSecret !== null && jwtSecret.length < 32) {
-    throw new ConfigError('JWT_SECRET', 'must be at least 32 characters');
+  if (jwtSecret !== null && jwtSecret.length < JWT_SECRET_MIN_LENGTH) {
+    throw new ConfigError('JWT_SECRET', `must be at least ${JWT_SECRET_MIN_LENGTH} characters`);
   }
   const aiProvider = str(env, 'AI_PROVIDER', 'local');
   if (aiProvider !== 'local' && aiProvider !== 'openai') {

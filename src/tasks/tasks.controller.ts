@@ -22,11 +22,13 @@ import {
   ApiOperation,
   ApiParam,
   ApiTags,
+  ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { TaskAccess } from '../access/access.service';
 import { CurrentTaskAccess, RequireTaskAccess } from '../access/task-access.guard';
 import { ParseDraftDto } from '../ai/dto/parse-text.dto';
+import { PARSE_LIMITED, ParseThrottle } from '../auth/throttling/auth-throttle';
 import { DraftParseResultResponse } from '../ai/dto/parse-result.response';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
@@ -205,7 +207,9 @@ export class TasksController {
   }
 
   @Post(':taskId/parse')
+  @ParseThrottle()
   @RequireTaskAccess({ manage: true })
+  @ApiTooManyRequestsResponse({ type: ErrorResponse, description: PARSE_LIMITED })
   @ApiParam(TASK_ID_PARAM)
   @HttpCode(HttpStatus.OK)
   @ApiOperation({

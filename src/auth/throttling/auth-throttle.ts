@@ -14,19 +14,28 @@ import { PgThrottlerStorage } from './pg-throttler.storage';
 /**
  * Limits per one-minute window, generous enough for a class of students behind one school NAT:
  * - login: 10 attempts per client IP and e-mail address, 50 per client IP;
- * - the other public account routes: 100 per client IP (the e-mail quota limits what each address gets).
+ * - the other public account routes: 100 per client IP (the e-mail quota limits what each address gets);
+ * - checks of the current password of a logged-in account: 10 per account, from any IP.
+ * Task parsing is limited per account and hour instead (PARSES_PER_USER_PER_HOUR).
  */
 export const THROTTLE_WINDOW_MS = 60_000;
 export const LOGIN_LIMIT_PER_IP_AND_EMAIL = 10;
 export const LOGIN_LIMIT_PER_IP = 50;
 export const ACCOUNT_ROUTE_LIMIT_PER_IP = 100;
+export const PASSWORD_CHECK_LIMIT_PER_USER = 10;
+export const PARSES_PER_USER_PER_HOUR = 60;
+/** OpenAPI text of the parse routes' 429. */
+export const PARSE_LIMITED = `RATE_LIMITED: more than ${PARSES_PER_USER_PER_HOUR} parses of this route in an hour`;
 
 const PER_IP = 'ip';
 const PER_IP_AND_EMAIL = 'ipEmail';
+const PER_USER = 'user';
 
 interface TrackedRequest {
   ip?: string;
   body?: { email?: unknown };
+  /** Set by the global JWT guard, which runs before route guards. */
+  user?: { id: string };
 }
 
 const clientIp = (request: TrackedRequest): string => request.ip ?? 'unknown';
@@ -47,6 +56,12 @@ export function throttlerOptions(dataSource: DataSource): ThrottlerModuleOptions
           return `${clientIp(request)}|${typeof email === 'string' ? normalizeEmail(email) : ''}`;
         },
       },
+      {
+        name: PER_USER,
+        ttl: THROTTLE_WINDOW_MS,
+        limit: PASSWORD_CHECK_LIMIT_PER_USER,
+        getTracker: (request: TrackedRequest) => `user|${request.user?.id ?? clientIp(request)}`,
+      },
     ],
   };
 }
@@ -63,12 +78,35 @@ export class AccountThrottlerGuard extends ThrottlerGuard {
 }
 
 /** Login: per client IP and e-mail, and per client IP. */
-export const LoginThrottle = (): MethodDecorator & ClassDecorator => UseGuards(AccountThrottlerGuard);
+export const LoginThrottle = (): MethodDecorator & ClassDecorator =>
+  applyDecorators(UseGuards(AccountThrottlerGuard), SkipThrottle({ [PER_USER]: true }));
 
 /** Other public account routes: per client IP only. */
 export const AccountRouteThrottle = (): MethodDecorator & ClassDecorator =>
   applyDecorators(
     UseGuards(AccountThrottlerGuard),
-    SkipThrottle({ [PER_IP_AND_EMAIL]: true }),
+    SkipThrottle({ [PER_IP_AND_EMAIL]: true, [PER_USER]: true }),
     Throttle({ [PER_IP]: { limit: ACCOUNT_ROUTE_LIMIT_PER_IP, ttl: THROTTLE_WINDOW_MS } }),
   );
+
+/** A route of logged-in accounts limited per account (each route its own count), whatever the client IP. */
+const PerUserThrottle = (limit: number, ttl: number): MethodDecorator & ClassDecorator =>
+  applyDecorators(
+    UseGuards(AccountThrottlerGuard),
+    SkipThrottle({ [PER_IP]: true, [PER_IP_AND_EMAIL]: true }),
+    Throttle({ [PER_USER]: { limit, ttl } }),
+  );
+
+/**
+ * Routes of a logged-in account that check its current password: per account, whatever the IP. Without it a
+ * stolen login token guessed the password (which outlives the token) at bcrypt speed, past the login limits.
+ */
+export const PasswordCheckThrottle = (): MethodDecorator & ClassDecorator =>
+  PerUserThrottle(PASSWORD_CHECK_LIMIT_PER_USER, THROTTLE_WINDOW_MS);
+
+/**
+ * Task parsing: each call may be a paid model request of up to 20,000 characters (AI_PROVIDER=openai) or
+ * seconds of the local parser's shared worker queue, so one account cannot run it without bound.
+ */
+export const ParseThrottle = (): MethodDecorator & ClassDecorator =>
+  PerUserThrottle(PARSES_PER_USER_PER_HOUR, 60 * THROTTLE_WINDOW_MS);

@@ -1,7 +1,10 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger as Pino } from 'pino';
-import { logRequests } from './logger';
+import { Writable } from 'node:stream';
+import pino, { LoggerOptions, Logger as Pino } from 'pino';
+import { QueryFailedError } from 'typeorm';
+import { AppConfig } from '../../config/config';
+import { loggerOptions, logRequests } from './logger';
 
 /** The line logRequests writes for one request to `url`. */
 function loggedLine(url: string): Record<string, unknown> {
@@ -32,6 +35,31 @@ describe('logRequests', () => {
   it('logs other URLs as they came', () => {
     expect(loggedLine('/users/me/notifications?limit=5&cursor=abc').req).toMatchObject({
       url: '/users/me/notifications?limit=5&cursor=abc',
+    });
+  });
+});
+
+describe('loggerOptions', () => {
+  it('keeps the bound values of a failed query out of the log, the query text in', () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        lines.push(chunk.toString());
+        callback();
+      },
+    });
+    const options = loggerOptions({ logLevel: 'info' } as AppConfig).pinoHttp as LoggerOptions;
+    const hash = '$2b$10$abcdefghijklmnopqrstuuJ6oHn3XhLwZyC1Q0s8bCk4Q3YtB8U2e';
+    const failed = new QueryFailedError(
+      'UPDATE users SET password_hash = $2 WHERE id = $1',
+      ['8c4a1d1e-2f0b-4c1a-9e57-6a0f1c2b3d4e', hash],
+      Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+    );
+    pino(options, sink).error({ err: failed, requestId: 'r1' }, 'Unhandled error');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain(hash);
+    expect(JSON.parse(lines[0])).toMatchObject({
+      err: { query: 'UPDATE users SET password_hash = $2 WHERE id = $1', code: '57P01' },
     });
   });
 });

@@ -22,7 +22,14 @@ export function loggerOptions(config: AppConfig): Params {
   return {
     pinoHttp: {
       level: config.logLevel,
-      redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+      redact: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'res.headers["set-cookie"]',
+        // A failed TypeORM query carries its bound values: password hashes, webhook secrets, token hashes,
+        // submission texts. The query text stays, which is what a failure is diagnosed by.
+        'err.parameters',
+      ],
     },
   };
 }
