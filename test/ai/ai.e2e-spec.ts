@@ -1,6 +1,7 @@
 import { PARSES_PER_USER_PER_HOUR } from '../../src/auth/throttling/auth-throttle';
 import { TaskDraftsService } from '../../src/tasks/task-drafts.service';
-import { createTestApp, TestApp } from '../utils/test-app';
+import { apiError as error } from '../utils/expect';
+import { useTestApp } from '../utils/test-app';
 import {
   ClassWithRoles,
   createClassWithRoles,
@@ -10,17 +11,13 @@ import {
 } from '../utils/tasks';
 import { createUser, TestUser } from '../utils/users';
 
-const error = (code: string) => ({ error: expect.any(String), code });
-
 describe('task parsing (local provider)', () => {
-  let ctx: TestApp;
+  const ctx = useTestApp();
   let cls: ClassWithRoles;
 
   beforeAll(async () => {
-    ctx = await createTestApp();
     cls = await createClassWithRoles(ctx, { owner: 'Asia/Shanghai', member: 'America/New_York' });
   });
-  afterAll(async () => ctx.close());
 
   describe('POST /tasks/parse', () => {
     const parse = (user: TestUser | null, body: object) => {

@@ -2,28 +2,21 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import TestAgent from 'supertest/lib/agent';
 import { createApp } from '../../src/bootstrap';
-import { CapturedMail, SmtpCapture } from '../fakes/smtp-server';
+import { CapturedMail } from '../fakes/smtp-server';
 import {
   apiError,
-  startAppWithMailCapture,
+  useAppWithMailCapture,
   freshIp,
   registerThroughMail,
   registrationToken,
   uniqueEmail,
 } from '../utils/accounts';
-import { TestApp } from '../utils/test-app';
 
 const DAY_SECONDS = 24 * 60 * 60;
 
 /** The per-address e-mail limit and login throttling, both held in PostgreSQL across instances. */
 describe('auth: rate limits', () => {
-  let ctx: TestApp;
-  let smtp: SmtpCapture;
-  let close: () => Promise<void>;
-  beforeAll(async () => {
-    ({ ctx, smtp, close } = await startAppWithMailCapture());
-  });
-  afterAll(() => close());
+  const { ctx, smtp } = useAppWithMailCapture();
 
   describe('5 e-mails per address per 24 hours', () => {
     const expectLimited = (res: request.Response) => {

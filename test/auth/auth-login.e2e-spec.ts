@@ -1,7 +1,6 @@
-import { SmtpCapture } from '../fakes/smtp-server';
 import {
   apiError,
-  startAppWithMailCapture,
+  useAppWithMailCapture,
   decodeJwt,
   duringNextPasswordCheck,
   freshIp,
@@ -14,17 +13,10 @@ import {
   uniqueEmail,
   userShape,
 } from '../utils/accounts';
-import { TestApp } from '../utils/test-app';
 
 /** Login, password reset and the revocation of login tokens. */
 describe('auth: login and password reset', () => {
-  let ctx: TestApp;
-  let smtp: SmtpCapture;
-  let close: () => Promise<void>;
-  beforeAll(async () => {
-    ({ ctx, smtp, close } = await startAppWithMailCapture());
-  });
-  afterAll(() => close());
+  const { ctx, smtp } = useAppWithMailCapture();
 
   const me = (token: string) => ctx.http.get('/users/me').set('Authorization', `Bearer ${token}`);
 

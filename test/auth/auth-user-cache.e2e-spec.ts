@@ -6,13 +6,12 @@ import {
   apiError,
   MAIL_LINK,
   resetToken,
-  startAppWithMailCapture,
+  useAppWithMailCapture,
   tokenFromMail,
   uniqueEmail,
 } from '../utils/accounts';
 import { createSharedDatabase, waitFor } from '../utils/notifications';
 import { createTestApp, TestApp } from '../utils/test-app';
-import { SmtpCapture } from '../fakes/smtp-server';
 import { createUser, TEST_PASSWORD, TestUser } from '../utils/users';
 
 /** A change made elsewhere reaches an instance's cache through a notification: this long at most. */
@@ -36,13 +35,7 @@ const refusedWithin = (instance: TestApp, user: { auth: string }, timeoutMs = NO
   waitFor('the token to be refused', async () => (await getMe(instance, user)).status === 401, timeoutMs);
 
 describe('token-user cache: one instance', () => {
-  let ctx: TestApp;
-  let smtp: SmtpCapture;
-  let close: () => Promise<void>;
-  beforeAll(async () => {
-    ({ ctx, smtp, close } = await startAppWithMailCapture());
-  });
-  afterAll(() => close());
+  const { ctx, smtp } = useAppWithMailCapture();
 
   describe('its own writes, even with the notifications switched off', () => {
     // Only the eviction after the commit can make these pass: the notification would usually win the race.

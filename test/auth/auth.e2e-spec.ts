@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { SmtpCapture } from '../fakes/smtp-server';
 import {
   apiError,
-  startAppWithMailCapture,
+  useAppWithMailCapture,
   decodeJwt,
   MAIL_LINK,
   registerThroughMail,
@@ -13,30 +12,17 @@ import {
   uniqueEmail,
   userShape,
 } from '../utils/accounts';
-import { TestApp } from '../utils/test-app';
-import { createUser } from '../utils/users';
+import { createSchool, createUser } from '../utils/users';
 
 const DAY_SECONDS = 24 * 60 * 60;
 
 /** Registration in two steps, and token checks. */
 describe('auth: registration', () => {
-  let ctx: TestApp;
-  let smtp: SmtpCapture;
-  let close: () => Promise<void>;
-  beforeAll(async () => {
-    ({ ctx, smtp, close } = await startAppWithMailCapture({
-      MAIL_FROM: 'Classroom Tasks <tasks@school.test>',
-    }));
+  const { ctx, smtp } = useAppWithMailCapture({
+    MAIL_FROM: 'Classroom Tasks <tasks@school.test>',
   });
-  afterAll(() => close());
 
   const me = (token: string) => ctx.http.get('/users/me').set('Authorization', `Bearer ${token}`);
-
-  async function createSchool(): Promise<{ id: string; name: string }> {
-    const name = `School ${randomUUID()}`;
-    const [row] = await ctx.db.query(`INSERT INTO schools (name) VALUES ($1) RETURNING id`, [name]);
-    return { id: row.id, name };
-  }
 
   describe('POST /auth/register', () => {
     it('answers 200 {message} and mails a verification link to the normalized address', async () => {
@@ -208,7 +194,7 @@ describe('auth: registration', () => {
     });
 
     it('stores nickname, school, student number and time zone', async () => {
-      const school = await createSchool();
+      const school = await createSchool(ctx);
       const email = uniqueEmail();
       const token = await registrationToken(ctx, smtp, email);
       const res = await ctx.http.post('/auth/register/complete').send({
@@ -232,7 +218,7 @@ describe('auth: registration', () => {
     });
 
     it('rolls back on a school error and leaves the token usable', async () => {
-      const school = await createSchool();
+      const school = await createSchool(ctx);
       const email = uniqueEmail();
       const token = await registrationToken(ctx, smtp, email);
       const unknownSchool = await ctx.http

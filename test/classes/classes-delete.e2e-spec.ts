@@ -1,21 +1,19 @@
 import { readdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { FileStorage } from '../../src/files/file-storage';
+import { apiError as error } from '../utils/expect';
 import { ClassWithMembers, createClass, createClassWithMembers, TestClass } from '../utils/classes';
-import { createTestApp, TestApp } from '../utils/test-app';
+import { IDLE_JOBS } from '../utils/notifications';
+import { useTestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
 
-const error = (code: string) => ({ error: expect.any(String), code });
-
 describe('DELETE /classes/:classId', () => {
-  let ctx: TestApp;
+  // No announcements of their own: the seeded published task would gain notifications while the refusals run.
+  const ctx = useTestApp(IDLE_JOBS);
   let storage: FileStorage;
   beforeAll(async () => {
-    // No announcements of their own: the seeded published task would gain notifications while the refusals run.
-    ctx = await createTestApp({ DELIVERY_POLL_INTERVAL_MS: '3600000', SCHEDULER_CRON: '0 0 0 1 1 *' });
     storage = ctx.app.get(FileStorage);
   });
-  afterAll(async () => ctx.close());
 
   /** Names of every file stored under the data directory. */
   function filesOnDisk(): string[] {

@@ -1,21 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ClassRole } from '../../src/classes/entities/class-member.entity';
+import { apiError as error, ISO_TIMESTAMP as ISO } from '../utils/expect';
 import { addMember, ClassWithMembers, createClassWithMembers, duringClassChange } from '../utils/classes';
-import { createTestApp, TestApp } from '../utils/test-app';
+import { useTestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const error = (code: string) => ({ error: expect.any(String), code });
 const avatarHash = (email: string) => createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
 
 type Actor = 'owner' | 'admin' | 'member' | 'outsider';
 
 describe('class members', () => {
-  let ctx: TestApp;
-  beforeAll(async () => {
-    ctx = await createTestApp();
-  });
-  afterAll(async () => ctx.close());
+  const ctx = useTestApp();
 
   /** Roles of a class straight from the database, plus the owner_id the schema ties to the OWNER. */
   async function roles(classId: string): Promise<{ ownerId: string; roles: Record<string, string> }> {

@@ -2,6 +2,7 @@ import crypto, { randomUUID } from 'node:crypto';
 import { QueryRunner } from 'typeorm';
 import { ClassRole } from '../../src/classes/entities/class-member.entity';
 import { generateInviteCode, INVITE_CODE_ALPHABET } from '../../src/classes/invite-code';
+import { apiError as error, ISO_TIMESTAMP as ISO } from '../utils/expect';
 import {
   addMember,
   ClassWithMembers,
@@ -10,26 +11,15 @@ import {
   duringClassChange,
 } from '../utils/classes';
 import { attachQueryCounter } from '../utils/query-counter';
-import { createTestApp, TestApp } from '../utils/test-app';
-import { createUser, TestUser } from '../utils/users';
+import { useTestApp } from '../utils/test-app';
+import { createSchool, createUser, TestUser } from '../utils/users';
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const INVITE_CODE = /^[ABCDEFGHJKLMNPQRSTUVWXYZ23456789]{10}$/;
-const error = (code: string) => ({ error: expect.any(String), code });
 
 type Actor = 'owner' | 'admin' | 'member' | 'outsider';
 
 describe('classes', () => {
-  let ctx: TestApp;
-  beforeAll(async () => {
-    ctx = await createTestApp();
-  });
-  afterAll(async () => ctx.close());
-
-  async function createSchool(name = `School ${randomUUID()}`): Promise<string> {
-    const [row] = await ctx.db.query(`INSERT INTO schools (name) VALUES ($1) RETURNING id`, [name]);
-    return row.id;
-  }
+  const ctx = useTestApp();
 
   const post = (user: TestUser, path: string, body: object) =>
     ctx.http.post(path).set('Authorization', user.auth).send(body);
@@ -150,7 +140,7 @@ describe('classes', () => {
 
     it('takes description, color (stored lower-case), a known school, and trims the name', async () => {
       const user = await createUser(ctx);
-      const schoolId = await createSchool();
+      const schoolId = (await createSchool(ctx)).id;
       const res = await post(user, '/classes', {
         name: '  Physics  ',
         description: 'Mechanics',
@@ -511,7 +501,7 @@ describe('classes', () => {
       let schoolId: string;
       let f: ClassWithMembers;
       beforeAll(async () => {
-        schoolId = await createSchool();
+        schoolId = (await createSchool(ctx)).id;
         f = await createClassWithMembers(ctx, { schoolId });
       });
 
@@ -525,7 +515,7 @@ describe('classes', () => {
         const members = () =>
           ctx.db.query(`SELECT user_id FROM class_members WHERE class_id = $1 ORDER BY user_id`, [f.cls.id]);
         const before = await members();
-        const otherSchool = await createSchool();
+        const otherSchool = (await createSchool(ctx)).id;
         const stranger = await createUser(ctx, { schoolId: otherSchool, studentId: 's-1' });
         const schoolless = await createUser(ctx);
         for (const user of [stranger, schoolless]) {

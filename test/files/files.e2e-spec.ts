@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import request from 'supertest';
 import { FileStorage } from '../../src/files/file-storage';
 import { LocalFileStorage } from '../../src/files/local-file-storage';
-import { createTestApp, TestApp } from '../utils/test-app';
+import { apiError as error } from '../utils/expect';
+import { storedFileKeys } from '../utils/files';
+import { useTestApp } from '../utils/test-app';
 import {
   ClassWithRoles,
   createClassWithRoles,
@@ -14,27 +16,20 @@ import {
   uploadTaskAttachment,
 } from '../utils/tasks';
 import { TestUser } from '../utils/users';
+import { sleep } from '../utils/wait';
 
-const error = (code: string) => ({ error: expect.any(String), code });
 const MAX_BYTES = 64 * 1024;
 const NAME = '作业说明.pdf';
 
 describe('task attachments and GET /files/:fileKey', () => {
-  let ctx: TestApp;
+  const ctx = useTestApp({ UPLOAD_MAX_BYTES: String(MAX_BYTES) });
   let cls: ClassWithRoles;
 
-  const storedKeys = (): string[] => {
-    const root = join(ctx.dataDir, 'files');
-    try {
-      return readdirSync(root).flatMap((dir) => readdirSync(join(root, dir)));
-    } catch {
-      return [];
-    }
-  };
+  const storedKeys = (): string[] => storedFileKeys(ctx);
   /** Removal of a refused upload may finish just after the answer: wait for the disk to settle. */
   const expectStoredCount = async (count: number): Promise<void> => {
     for (let waited = 0; storedKeys().length !== count && waited < 2000; waited += 20) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
     }
     expect(storedKeys()).toHaveLength(count);
   };
@@ -49,10 +44,8 @@ describe('task attachments and GET /files/:fileKey', () => {
   };
 
   beforeAll(async () => {
-    ctx = await createTestApp({ UPLOAD_MAX_BYTES: String(MAX_BYTES) });
     cls = await createClassWithRoles(ctx);
   });
-  afterAll(async () => ctx.close());
 
   it('stores an upload with its UTF-8 name and serves the same bytes back with download headers', async () => {
     const task = await createTask(ctx, cls.classId, cls.owner);

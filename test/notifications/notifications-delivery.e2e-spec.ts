@@ -6,6 +6,7 @@ import {
   deliveriesOf,
   DeliveryRow,
   FAST_NOTIFICATIONS,
+  IDLE_JOBS,
   inbox,
   setPref,
   waitFor,
@@ -359,7 +360,7 @@ describe('notifications: delivery over EMAIL, WEBHOOK and MESSENGER', () => {
     let idle: TestApp;
     beforeAll(async () => {
       // No job runs: the test claims by itself.
-      idle = await createTestApp({ DELIVERY_POLL_INTERVAL_MS: '3600000', SCHEDULER_CRON: '0 0 0 1 1 *' });
+      idle = await createTestApp(IDLE_JOBS);
     });
     afterAll(async () => idle.close());
 

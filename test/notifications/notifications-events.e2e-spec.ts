@@ -8,7 +8,7 @@ import {
   waitFor,
 } from '../utils/notifications';
 import { createDraft, createTask } from '../utils/tasks';
-import { createTestApp, TestApp } from '../utils/test-app';
+import { useTestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
 
 /** Reminder offsets of this file: 7.2 s and 3.6 s before the due time. */
@@ -16,11 +16,7 @@ const OFFSETS = [0.002, 0.001];
 const seconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
 describe('notifications: production of TASK_PUBLISHED and TASK_DUE_REMINDER', () => {
-  let ctx: TestApp;
-  beforeAll(async () => {
-    ctx = await createTestApp({ ...FAST_NOTIFICATIONS, REMINDER_HOURS_BEFORE_DUE: OFFSETS.join(',') });
-  });
-  afterAll(async () => ctx.close());
+  const ctx = useTestApp({ ...FAST_NOTIFICATIONS, REMINDER_HOURS_BEFORE_DUE: OFFSETS.join(',') });
 
   interface Classroom {
     cls: TestClass;
@@ -289,12 +285,8 @@ describe('notifications: production of TASK_PUBLISHED and TASK_DUE_REMINDER', ()
 });
 
 describe('notifications: order of production in one scheduled run', () => {
-  let ctx: TestApp;
-  beforeAll(async () => {
-    // Only the scheduled job runs: it announces the task and reminds of it in the same run.
-    ctx = await createTestApp({ SCHEDULER_CRON: '*/1 * * * * *', DELIVERY_POLL_INTERVAL_MS: '3600000' });
-  });
-  afterAll(async () => ctx.close());
+  // Only the scheduled job runs: it announces the task and reminds of it in the same run.
+  const ctx = useTestApp({ SCHEDULER_CRON: '*/1 * * * * *', DELIVERY_POLL_INTERVAL_MS: '3600000' });
 
   it('announces a task before it reminds of it', async () => {
     const owner = await createUser(ctx);

@@ -3,16 +3,11 @@ import { DeliveryRetention } from '../../src/notifications/delivery/delivery-ret
 import { createClass } from '../utils/classes';
 import { waitForLockWaiters } from '../utils/database';
 import { createSharedDatabase } from '../utils/notifications';
-import { createTestApp, TestApp } from '../utils/test-app';
+import { createTestApp, useTestApp } from '../utils/test-app';
 import { createUser } from '../utils/users';
 
 describe('notifications: retention of finished deliveries', () => {
-  let ctx: TestApp;
-
-  beforeAll(async () => {
-    ctx = await createTestApp({ DELIVERY_RETENTION_DAYS: '7' });
-  });
-  afterAll(async () => ctx.close());
+  const ctx = useTestApp({ DELIVERY_RETENTION_DAYS: '7' });
 
   /** A delivery row as the outbox keeps it; pending ones wait far ahead so the worker leaves them alone. */
   const insertDelivery = async (fields: {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createClass } from '../utils/classes';
-import { inbox, setPref } from '../utils/notifications';
+import { IDLE_JOBS, inbox, setPref } from '../utils/notifications';
 import { createDraft } from '../utils/tasks';
-import { createTestApp, TestApp } from '../utils/test-app';
+import { useTestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
 
 const VALIDATION = { error: expect.any(String), code: 'VALIDATION_ERROR' };
@@ -11,12 +11,8 @@ const UNAUTHORIZED = { error: expect.any(String), code: 'UNAUTHORIZED' };
 const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
 describe('notifications: preferences and inbox', () => {
-  let ctx: TestApp;
-  beforeAll(async () => {
-    // The jobs stay idle here: rows this file sets PENDING must not be dispatched under its feet.
-    ctx = await createTestApp({ DELIVERY_POLL_INTERVAL_MS: '3600000', SCHEDULER_CRON: '0 0 0 1 1 *' });
-  });
-  afterAll(async () => ctx.close());
+  // The jobs stay idle here: rows this file sets PENDING must not be dispatched under its feet.
+  const ctx = useTestApp(IDLE_JOBS);
 
   /**
    * SENT notifications for `user` about a draft (so the jobs add none of their own), created

@@ -1,20 +1,18 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { SmtpCapture } from '../fakes/smtp-server';
 import {
   apiError,
   ISO_TIMESTAMP,
   MAIL_LINK,
   registerThroughMail,
   RegisteredUser,
-  startAppWithMailCapture,
+  useAppWithMailCapture,
   tokenFromMail,
   uniqueEmail,
   userShape,
   UUID_PATTERN,
 } from '../utils/accounts';
 import { parseSettingValue, runCommand, UsageError } from '../../src/cli/commands';
-import { TestApp } from '../utils/test-app';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -32,19 +30,15 @@ describe('operator CLI', () => {
   // Each command is a process of its own; on a busy machine a few of them side by side take a while.
   jest.setTimeout(60_000);
 
-  let ctx: TestApp;
-  let smtp: SmtpCapture;
-  let close: () => Promise<void>;
+  const { ctx, smtp } = useAppWithMailCapture();
   let user: RegisteredUser;
   let pendingRegistration: string;
   beforeAll(async () => {
-    ({ ctx, smtp, close } = await startAppWithMailCapture());
     user = await registerThroughMail(ctx, smtp);
     const email = uniqueEmail('pending');
     await ctx.http.post('/auth/register').send({ email }).expect(200);
     pendingRegistration = tokenFromMail(ctx, await smtp.waitFor(email), MAIL_LINK.registration);
   });
-  afterAll(() => close());
 
   const cliWith = (env: Record<string, string>, ...args: string[]): Promise<CliResult> =>
     new Promise((resolve) => {

@@ -1,11 +1,10 @@
+import { apiError } from '../utils/expect';
 import { storedFileKeys } from '../utils/submissions';
 import { createClassWithRoles, ClassWithRoles, createDraft, createTask, UNKNOWN_ID } from '../utils/tasks';
 import { createTestApp, TestApp } from '../utils/test-app';
 import { TestUser } from '../utils/users';
 
 /** Conformance review: cross-cutting rules checked against SPEC.md / CONTRACT.md. */
-
-const apiError = (code: string) => ({ error: expect.any(String), code });
 
 /** Small enough that a refused caller's file would be over the limit. */
 const UPLOAD_MAX_BYTES = 1024;

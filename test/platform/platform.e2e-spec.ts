@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { AddressInfo, connect } from 'node:net';
 import { JwtService } from '@nestjs/jwt';
 import { Client } from 'pg';
-import { createTestApp, TestApp } from '../utils/test-app';
+import { createTestApp, TestApp, useTestApp } from '../utils/test-app';
 import { createClassWithRoles, createTask } from '../utils/tasks';
 import { createUser } from '../utils/users';
 
@@ -15,11 +15,7 @@ function jsonOfSize(bytes: number): string {
 }
 
 describe('platform', () => {
-  let ctx: TestApp;
-  beforeAll(async () => {
-    ctx = await createTestApp();
-  });
-  afterAll(async () => ctx.close());
+  const ctx = useTestApp();
 
   describe('health and documentation', () => {
     it('answers /health and /health/live', async () => {
@@ -350,11 +346,7 @@ describe('platform with CORS_ORIGINS set and a database that goes away', () => {
 });
 
 describe('platform with TRUST_PROXY=false', () => {
-  let ctx: TestApp;
-  beforeAll(async () => {
-    ctx = await createTestApp({ TRUST_PROXY: 'false' });
-  });
-  afterAll(async () => ctx.close());
+  const ctx = useTestApp({ TRUST_PROXY: 'false' });
 
   it('takes the client IP from the connection, whatever X-Forwarded-For says', async () => {
     // Login attempts count per client IP (50 a minute) before validation; each claims another address.

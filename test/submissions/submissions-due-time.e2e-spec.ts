@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { apiError as error } from '../utils/expect';
 import { addMember, createClass } from '../utils/classes';
 import { createTestDatabase, dropTestDatabase, withDatabase } from '../utils/database';
 import { seedTask, uploadSubmissionAttachment } from '../utils/submissions';
@@ -6,7 +7,6 @@ import { createTestApp, TestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
 
 const DUE_AT = '2030-01-01T12:00:00.000Z';
-const error = (code: string) => ({ error: expect.any(String), code });
 
 /**
  * The late rule at its boundary, which the real clock never hits: this instance's database clock stands still at

@@ -5,16 +5,16 @@ import type { Pool } from 'pg';
 import request from 'supertest';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { ClassRole } from '../../src/classes/entities/class-member.entity';
+import { apiError as error } from '../utils/expect';
 import { addMember, createClass } from '../utils/classes';
 import { attachQueryCounter, QueryCounter } from '../utils/query-counter';
 import { putSubmission, seedMembers, seedSubmissions, seedTask } from '../utils/submissions';
 import { createTestApp, TestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
+import { sleep } from '../utils/wait';
 
 const HEADER =
   'Nickname,School,Student number,Class,Task title,First submission time,Last update time,Score'.split(',');
-const error = (code: string) => ({ error: expect.any(String), code });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** EXPORT_STALL_TIMEOUT_MS of this file: long enough for every check made while an export stalls. */
 const STALL_TIMEOUT_MS = 4000;
 

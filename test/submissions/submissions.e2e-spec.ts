@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ClassRole } from '../../src/classes/entities/class-member.entity';
+import { apiError as error, ISO_TIMESTAMP as ISO } from '../utils/expect';
 import { addMember, createClass } from '../utils/classes';
 import { attachQueryCounter } from '../utils/query-counter';
 import {
@@ -10,17 +11,15 @@ import {
   SubmissionJson,
   uploadSubmissionAttachment,
 } from '../utils/submissions';
-import { createTestApp, TestApp } from '../utils/test-app';
+import { useTestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
+import { sleep } from '../utils/wait';
 
 /** Small, so the 413 test sends little; every other upload here is a few bytes. */
 const UPLOAD_MAX_BYTES = 64 * 1024;
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const error = (code: string) => ({ error: expect.any(String), code });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('submissions', () => {
-  let ctx: TestApp;
+  const ctx = useTestApp({ UPLOAD_MAX_BYTES: String(UPLOAD_MAX_BYTES) });
   let owner: TestUser;
   let admin: TestUser;
   let member: TestUser;
@@ -70,7 +69,6 @@ describe('submissions', () => {
   ];
 
   beforeAll(async () => {
-    ctx = await createTestApp({ UPLOAD_MAX_BYTES: String(UPLOAD_MAX_BYTES) });
     await ctx.app.listen(0);
     [{ id: schoolId }] = await ctx.db.query(`INSERT INTO schools (name) VALUES ('Hill School') RETURNING id`);
     [owner, admin, member, member2, outsider] = await Promise.all([
@@ -85,7 +83,6 @@ describe('submissions', () => {
     await addMember(ctx, classId, member);
     await addMember(ctx, classId, member2);
   });
-  afterAll(async () => ctx.close());
 
   describe('authentication and roles on every endpoint', () => {
     let taskId: string;

@@ -1,6 +1,7 @@
 import { NotificationProducer } from '../../src/notifications/production/notification-producer';
+import { apiError as error } from '../utils/expect';
 import { raceAgainstTransaction, waitForLockWaiters } from '../utils/database';
-import { createTestApp, TestApp } from '../utils/test-app';
+import { useTestApp } from '../utils/test-app';
 import {
   ClassWithRoles,
   createClassWithRoles,
@@ -14,10 +15,8 @@ import {
 } from '../utils/tasks';
 import { TestUser } from '../utils/users';
 
-const error = (code: string) => ({ error: expect.any(String), code });
-
 describe('tasks: changes, blockers, publication, deletion, personal state', () => {
-  let ctx: TestApp;
+  const ctx = useTestApp();
   let cls: ClassWithRoles;
   let other: ClassWithRoles;
   const { call, detail, listIds, submit } = taskApi(() => ctx);
@@ -25,10 +24,8 @@ describe('tasks: changes, blockers, publication, deletion, personal state', () =
   const lockWaiters = (count: number) => waitForLockWaiters(ctx.db, count);
 
   beforeAll(async () => {
-    ctx = await createTestApp();
     [cls, other] = await Promise.all([createClassWithRoles(ctx), createClassWithRoles(ctx)]);
   });
-  afterAll(async () => ctx.close());
 
   describe('PATCH /tasks/:taskId', () => {
     it('changes the given fields; null clears description, startAt and dueAt', async () => {

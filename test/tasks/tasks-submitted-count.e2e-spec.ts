@@ -1,6 +1,6 @@
 import { TaskSubmissionCounts1763800006000 } from '../../migrations/1763800006000-TaskSubmissionCounts';
 import { addMember } from '../utils/classes';
-import { createTestApp, TestApp } from '../utils/test-app';
+import { useTestApp } from '../utils/test-app';
 import { ClassWithRoles, createClassWithRoles, createTask, taskApi } from '../utils/tasks';
 import { createUser, TestUser } from '../utils/users';
 
@@ -9,13 +9,8 @@ import { createUser, TestUser } from '../utils/users';
  * the count it replaces, submissions of current members, through every change that moves it.
  */
 describe('submittedCount: members who have submitted, as a counter', () => {
-  let ctx: TestApp;
+  const ctx = useTestApp();
   const { call, detail } = taskApi(() => ctx);
-
-  beforeAll(async () => {
-    ctx = await createTestApp();
-  });
-  afterAll(async () => ctx.close());
 
   /** The count by definition, straight from the rows. */
   const countedFromRows = async (taskId: string): Promise<number> => {

@@ -1,5 +1,6 @@
+import { apiError as error } from '../utils/expect';
 import { raceAgainstTransaction } from '../utils/database';
-import { createTestApp, TestApp } from '../utils/test-app';
+import { useTestApp } from '../utils/test-app';
 import {
   ClassWithRoles,
   createClassWithRoles,
@@ -12,19 +13,15 @@ import {
   TaskJson,
 } from '../utils/tasks';
 
-const error = (code: string) => ({ error: expect.any(String), code });
-
 describe('tasks: creation, drafts, visibility, lists', () => {
-  let ctx: TestApp;
+  const ctx = useTestApp();
   let cls: ClassWithRoles;
   let other: ClassWithRoles;
   const { call, detail, listIds, submit } = taskApi(() => ctx);
 
   beforeAll(async () => {
-    ctx = await createTestApp();
     [cls, other] = await Promise.all([createClassWithRoles(ctx), createClassWithRoles(ctx)]);
   });
-  afterAll(async () => ctx.close());
   describe('POST /classes/:classId/tasks', () => {
     it('creates a published task for the OWNER and answers the full TaskDetail', async () => {
       const before = Date.now();

@@ -2,37 +2,24 @@ import { randomUUID } from 'node:crypto';
 import { JwtService } from '@nestjs/jwt';
 import { sign as signJwt } from 'jsonwebtoken';
 import { Response } from 'supertest';
-import { SmtpCapture } from '../fakes/smtp-server';
 import {
   apiError,
   decodeJwt,
   duringNextPasswordCheck,
   ISO_TIMESTAMP,
   MAIL_LINK,
-  startAppWithMailCapture,
+  useAppWithMailCapture,
   tokenFromMail,
   tokenHash,
   uniqueEmail,
   userShape,
   UUID_PATTERN,
 } from '../utils/accounts';
-import { TestApp } from '../utils/test-app';
-import { createUser, TEST_PASSWORD, TestUser } from '../utils/users';
+import { createSchool, createUser, TEST_PASSWORD, TestUser } from '../utils/users';
 
 /** The logged-in user's own account: profile, password, e-mail address; and the public schools listing. */
 describe('users', () => {
-  let ctx: TestApp;
-  let smtp: SmtpCapture;
-  let close: () => Promise<void>;
-  beforeAll(async () => {
-    ({ ctx, smtp, close } = await startAppWithMailCapture());
-  });
-  afterAll(() => close());
-
-  async function createSchool(name = `School ${randomUUID()}`): Promise<{ id: string; name: string }> {
-    const [row] = await ctx.db.query(`INSERT INTO schools (name) VALUES ($1) RETURNING id`, [name]);
-    return { id: row.id, name };
-  }
+  const { ctx, smtp } = useAppWithMailCapture();
 
   const get = (user: TestUser | { auth: string }) =>
     ctx.http.get('/users/me').set('Authorization', user.auth);
@@ -109,7 +96,7 @@ describe('users', () => {
 
   describe('GET /users/me', () => {
     it('answers the User with every field', async () => {
-      const school = await createSchool();
+      const school = await createSchool(ctx);
       const user = await createUser(ctx, {
         nickname: 'Ada',
         timezone: 'Europe/Berlin',
@@ -146,7 +133,7 @@ describe('users', () => {
     });
 
     it('sets, moves and clears the school with its student number', async () => {
-      const [first, second] = [await createSchool(), await createSchool()];
+      const [first, second] = [await createSchool(ctx), await createSchool(ctx)];
       const user = await createUser(ctx);
       const joined = await patch(user, { schoolId: first.id, studentId: 'A-1' });
       expect(joined.status).toBe(200);
@@ -174,7 +161,7 @@ describe('users', () => {
       ['an unknown field', () => ({ email: 'other@example.com' })],
       ['a read-only field', () => ({ isActive: false })],
     ])('rejects %s with 400 VALIDATION_ERROR', async (_case, body) => {
-      const school = await createSchool();
+      const school = await createSchool(ctx);
       const user = await createUser(ctx);
       const fields = JSON.parse(JSON.stringify(body()).replace('$school', school.id));
       const res = await patch(user, fields);
@@ -183,7 +170,7 @@ describe('users', () => {
     });
 
     it('does not carry the student number to a new school', async () => {
-      const [first, second] = [await createSchool(), await createSchool()];
+      const [first, second] = [await createSchool(ctx), await createSchool(ctx)];
       const user = await createUser(ctx, { schoolId: first.id, studentId: 'A-1' });
       const res = await patch(user, { schoolId: second.id });
       expect(res.status).toBe(400);
@@ -191,7 +178,7 @@ describe('users', () => {
     });
 
     it('answers 409 CONFLICT for a student number taken in the school, and accepts it in another', async () => {
-      const [first, second] = [await createSchool(), await createSchool()];
+      const [first, second] = [await createSchool(ctx), await createSchool(ctx)];
       await createUser(ctx, { schoolId: first.id, studentId: 'T-1' });
       const user = await createUser(ctx);
       const res = await patch(user, { schoolId: first.id, studentId: 'T-1' });
@@ -410,7 +397,7 @@ describe('users', () => {
   describe('GET /schools', () => {
     it('lists schools without a token, sorted by name, filtered by q', async () => {
       const names = ['Zeta Academy', 'alpha college', 'Beta School'];
-      for (const name of names) await createSchool(name);
+      for (const name of names) await createSchool(ctx, name);
       const res = await ctx.http.get('/schools');
       expect(res.status).toBe(200);
       const listed = res.body.map((school: { name: string }) => school.name);

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { PasswordHasher } from '../../src/auth/password-hasher';
 import { CapturedMail, SmtpCapture, startSmtpCapture } from '../fakes/smtp-server';
-import { createTestApp, TestApp } from './test-app';
+import { ISO_TIMESTAMP, UUID_PATTERN } from './expect';
+import { beforeAllTests, createTestApp, lateBound, TestApp } from './test-app';
 
 /** Links of account mails (CONTRACT §3), relative to APP_URL. */
 export const MAIL_LINK = {
@@ -54,11 +55,7 @@ export async function registerThroughMail(
   };
 }
 
-export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** The exact error body of the API. */
-export const apiError = (code: string) => ({ error: expect.any(String), code });
+export { apiError, ISO_TIMESTAMP, UUID_PATTERN } from './expect';
 
 /** The User resource (CONTRACT §2) with defaults of a fresh account; `fields` override. */
 export const userShape = (email: string, fields: Record<string, unknown> = {}) => ({
@@ -123,6 +120,15 @@ export async function startAppWithMailCapture(env: Record<string, string> = {}):
       await ctx.close();
       await smtp.close();
     },
+  };
+}
+
+/** `startAppWithMailCapture` for the tests of the enclosing describe (or file): started before, closed after. */
+export function useAppWithMailCapture(env: Record<string, string> = {}): { ctx: TestApp; smtp: SmtpCapture } {
+  const current = beforeAllTests(() => startAppWithMailCapture(env));
+  return {
+    ctx: lateBound('The test app', () => current()?.ctx),
+    smtp: lateBound('The SMTP capture', () => current()?.smtp),
   };
 }
 

@@ -2,6 +2,7 @@ import { ClassRole } from '../../src/classes/entities/class-member.entity';
 import { generateInviteCode } from '../../src/classes/invite-code';
 import type { Response, Test } from 'supertest';
 import { QueryRunner } from 'typeorm';
+import { waitForLockWaiters } from './database';
 import { TestApp } from './test-app';
 import { createUser, TestUser } from './users';
 
@@ -66,33 +67,26 @@ export interface ClassWithMembers {
   outsider: TestUser;
 }
 
+type UserFields = Parameters<typeof createUser>[1];
+
+/** `users`: fields of the user in each role (by default only a nickname naming the role). */
 export async function createClassWithMembers(
   ctx: TestApp,
   fields: Parameters<typeof createClass>[2] = {},
+  users: Record<'owner' | 'admin' | 'member' | 'outsider', UserFields> = {
+    owner: { nickname: 'Owner' },
+    admin: { nickname: 'Admin' },
+    member: { nickname: 'Member' },
+    outsider: { nickname: 'Outsider' },
+  },
 ): Promise<ClassWithMembers> {
-  const [owner, admin, member, outsider] = await Promise.all([
-    createUser(ctx, { nickname: 'Owner' }),
-    createUser(ctx, { nickname: 'Admin' }),
-    createUser(ctx, { nickname: 'Member' }),
-    createUser(ctx, { nickname: 'Outsider' }),
-  ]);
+  const [owner, admin, member, outsider] = await Promise.all(
+    [users.owner, users.admin, users.member, users.outsider].map((userFields) => createUser(ctx, userFields)),
+  );
   const cls = await createClass(ctx, owner, fields);
   await addMember(ctx, cls.id, admin, ClassRole.ADMIN);
   await addMember(ctx, cls.id, member, ClassRole.MEMBER);
   return { cls, owner, admin, member, outsider };
-}
-
-/** Until some backend of the test database waits for a lock. */
-async function untilWaitingForLock(ctx: TestApp): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const [{ waiting }] = await ctx.db.query(
-      `SELECT count(*)::int AS waiting FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-    );
-    if (waiting > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error('No request waited for the lock');
 }
 
 /**
@@ -111,7 +105,7 @@ export async function duringClassChange(
   try {
     await runner.query(`SELECT 1 FROM classes WHERE id = $1 FOR UPDATE`, [classId]);
     const pending = request().then((res) => res);
-    await untilWaitingForLock(ctx);
+    await waitForLockWaiters(ctx.db, 1);
     await change(runner);
     await runner.commitTransaction();
     return await pending;

@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../../src/config/config';
 import { buildDataSourceOptions } from '../../src/database/typeorm-options';
+import { waitFor } from './wait';
 
 const MIGRATIONS_DIR = join(__dirname, '..', '..', 'migrations');
 
@@ -74,13 +75,13 @@ export async function dropTestDatabase(adminUrl: string, name: string): Promise<
 
 /** Resolves once `count` sessions of the database of `db` wait for a lock (to stage a race step by step). */
 export async function waitForLockWaiters(db: DataSource, count: number): Promise<void> {
-  for (;;) {
+  const waiting = async (): Promise<boolean> => {
     const [{ n }] = await db.query<{ n: number }[]>(
       `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
     );
-    if (n >= count) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+    return n >= count;
+  };
+  await waitFor(`${count} sessions waiting for a lock`, waiting, 10_000, 10);
 }
 
 /**

@@ -2,20 +2,13 @@ import { createTestDatabase, dropTestDatabase, withDatabase } from './database';
 import { TestApp } from './test-app';
 import { TestUser } from './users';
 
-/** Polls `probe` until it answers something truthy, and returns that; fails after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | null | undefined | false>,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+export { waitFor } from './wait';
+
+/** Environment of a test app whose scheduled and delivery jobs stay idle (no run within a test's time). */
+export const IDLE_JOBS: Record<string, string> = {
+  DELIVERY_POLL_INTERVAL_MS: '3600000',
+  SCHEDULER_CRON: '0 0 0 1 1 *',
+};
 
 /** Environment of a test app whose notification jobs run fast. */
 export const FAST_NOTIFICATIONS: Record<string, string> = {

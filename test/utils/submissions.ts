@@ -1,19 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { AttachmentJson, uploadAttachment, UploadedFile } from './files';
 import { TestApp } from './test-app';
 import { TestUser } from './users';
 
 /** SubmissionAttachment as the API answers it (CONTRACT §2). */
-export interface SubmissionAttachmentJson {
-  id: string;
-  fileKey: string;
-  originalName: string;
-  mimeType: string | null;
-  sizeBytes: number | null;
-  url: string;
-  createdAt: string;
-}
+export type SubmissionAttachmentJson = AttachmentJson;
 
 /** Submission as the API answers it (CONTRACT §2). */
 export interface SubmissionJson {
@@ -121,34 +112,13 @@ export async function putSubmission(
   return res.body as SubmissionJson;
 }
 
-export async function uploadSubmissionAttachment(
+export function uploadSubmissionAttachment(
   ctx: TestApp,
   taskId: string,
   user: TestUser,
-  file: { name: string; content: string | Buffer; contentType?: string } = {
-    name: 'answer.txt',
-    content: 'answer',
-  },
+  file: UploadedFile = { name: 'answer.txt', content: 'answer' },
 ): Promise<SubmissionAttachmentJson> {
-  const res = await ctx.http
-    .post(`/tasks/${taskId}/submissions/me/attachments`)
-    .set('Authorization', user.auth)
-    .attach('file', Buffer.from(file.content), {
-      filename: file.name,
-      contentType: file.contentType ?? 'text/plain',
-    });
-  if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${JSON.stringify(res.body)}`);
-  return res.body as SubmissionAttachmentJson;
+  return uploadAttachment(ctx, `/tasks/${taskId}/submissions/me/attachments`, user, file, 'text/plain');
 }
 
-/** Keys of every file in the test app's storage (`<DATA_DIR>/files/<prefix>/<key>`). */
-export function storedFileKeys(ctx: TestApp): string[] {
-  const root = join(ctx.dataDir, 'files');
-  let folders: string[];
-  try {
-    folders = readdirSync(root);
-  } catch {
-    return [];
-  }
-  return folders.flatMap((folder) => readdirSync(join(root, folder)));
-}
+export { storedFileKeys } from './files';

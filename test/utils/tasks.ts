@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { ClassRole } from '../../src/classes/entities/class-member.entity';
-import { addMember, createClass } from './classes';
+import { createClassWithMembers } from './classes';
+import { AttachmentJson, uploadAttachment, UploadedFile } from './files';
 import { TestApp } from './test-app';
-import { createUser, TestUser } from './users';
+import { TestUser } from './users';
 
 /** A JSON timestamp as the API writes it. */
-export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+export { ISO_TIMESTAMP as ISO } from './expect';
 /** A well-formed id no record has. */
 export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 /** A start time that keeps a task hidden from members. */
@@ -26,15 +26,7 @@ export interface DraftFields extends TaskFields {
   sourceText?: string | null;
 }
 
-export interface TaskAttachmentJson {
-  id: string;
-  fileKey: string;
-  originalName: string;
-  mimeType: string | null;
-  sizeBytes: number | null;
-  url: string;
-  createdAt: string;
-}
+export type TaskAttachmentJson = AttachmentJson;
 
 /** TaskDetail as the API answers it (CONTRACT §2). */
 export interface TaskJson {
@@ -94,21 +86,13 @@ export function createDraft(
 }
 
 /** Uploads one task attachment through the API; answers the TaskAttachment. */
-export async function uploadTaskAttachment(
+export function uploadTaskAttachment(
   ctx: TestApp,
   taskId: string,
   user: TestUser,
-  file: { name: string; content: Buffer | string; contentType?: string },
+  file: UploadedFile,
 ): Promise<TaskAttachmentJson> {
-  const res = await ctx.http
-    .post(`/tasks/${taskId}/attachments`)
-    .set('Authorization', user.auth)
-    .attach('file', Buffer.from(file.content), {
-      filename: file.name,
-      contentType: file.contentType ?? 'application/octet-stream',
-    });
-  if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${JSON.stringify(res.body)}`);
-  return res.body as TaskAttachmentJson;
+  return uploadAttachment(ctx, `/tasks/${taskId}/attachments`, user, file, 'application/octet-stream');
 }
 
 /** A shared class with one user of each role, and a user who is not a member. */
@@ -125,16 +109,12 @@ export async function createClassWithRoles(
   ctx: TestApp,
   timezones: { owner?: string; member?: string } = {},
 ): Promise<ClassWithRoles> {
-  const [owner, admin, member, outsider] = await Promise.all([
-    createUser(ctx, { timezone: timezones.owner }),
-    createUser(ctx),
-    createUser(ctx, { timezone: timezones.member }),
-    createUser(ctx),
-  ]);
-  const created = await createClass(ctx, owner, { name: `Class ${randomBytes(3).toString('hex')}` });
-  await addMember(ctx, created.id, admin, ClassRole.ADMIN);
-  await addMember(ctx, created.id, member, ClassRole.MEMBER);
-  return { classId: created.id, className: created.name, owner, admin, member, outsider };
+  const { cls, ...users } = await createClassWithMembers(
+    ctx,
+    { name: `Class ${randomBytes(3).toString('hex')}` },
+    { owner: { timezone: timezones.owner }, admin: {}, member: { timezone: timezones.member }, outsider: {} },
+  );
+  return { classId: cls.id, className: cls.name, ...users };
 }
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';

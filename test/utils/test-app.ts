@@ -60,3 +60,39 @@ export async function createTestApp(
     },
   };
 }
+
+/**
+ * Stands for the object `current()` answers once a `beforeAll` has made it, so a shared setup helper can hand
+ * a test file its `ctx` before the app exists. Using it outside the tests (at describe time) fails clearly.
+ */
+export function lateBound<T extends object>(what: string, current: () => T | undefined): T {
+  const target = (): T => {
+    const value = current();
+    if (!value) throw new Error(`${what} exists only from beforeAll on: use it inside hooks and tests`);
+    return value;
+  };
+  return new Proxy({} as T, {
+    get: (_, property) => Reflect.get(target(), property),
+    set: (_, property, value) => Reflect.set(target(), property, value),
+  });
+}
+
+/** Runs `start` before the tests of the enclosing describe (or file) and closes what it made after them. */
+export function beforeAllTests<T extends { close(): Promise<void> }>(
+  start: () => Promise<T>,
+): () => T | undefined {
+  let current: T | undefined;
+  beforeAll(async () => {
+    current = await start();
+  });
+  afterAll(async () => current?.close());
+  return () => current;
+}
+
+/** A test app for the tests of the enclosing describe (or file): booted before them, closed after them. */
+export function useTestApp(env: Record<string, string> = {}): TestApp {
+  return lateBound(
+    'The test app',
+    beforeAllTests(() => createTestApp(env)),
+  );
+}

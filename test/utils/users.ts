@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { JwtService } from '@nestjs/jwt';
 import { hashSync } from 'bcrypt';
 import { TestApp } from './test-app';
@@ -54,4 +54,13 @@ export async function createUser(
     const token = await ctx.app.get(JwtService).signAsync({ sub: user.id, ver: 0 });
     return { id: user.id, email, token, personalClassId: personal.id, auth: `Bearer ${token}` };
   });
+}
+
+/** Inserts a school (schools have no API to create them). */
+export async function createSchool(
+  ctx: TestApp,
+  name = `School ${randomUUID()}`,
+): Promise<{ id: string; name: string }> {
+  const [row] = await ctx.db.query(`INSERT INTO schools (name) VALUES ($1) RETURNING id`, [name]);
+  return { id: row.id, name };
 }

@@ -1,0 +1,52 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { TestApp } from './test-app';
+import { TestUser } from './users';
+
+/** TaskAttachment and SubmissionAttachment as the API answers them (CONTRACT §2): one shape. */
+export interface AttachmentJson {
+  id: string;
+  fileKey: string;
+  originalName: string;
+  mimeType: string | null;
+  sizeBytes: number | null;
+  url: string;
+  createdAt: string;
+}
+
+export interface UploadedFile {
+  name: string;
+  content: Buffer | string;
+  contentType?: string;
+}
+
+/** Uploads `file` as the multipart field `file` to `path`, asserting 201; answers the attachment. */
+export async function uploadAttachment(
+  ctx: TestApp,
+  path: string,
+  user: TestUser,
+  file: UploadedFile,
+  defaultContentType: string,
+): Promise<AttachmentJson> {
+  const res = await ctx.http
+    .post(path)
+    .set('Authorization', user.auth)
+    .attach('file', Buffer.from(file.content), {
+      filename: file.name,
+      contentType: file.contentType ?? defaultContentType,
+    });
+  if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body as AttachmentJson;
+}
+
+/** Keys of every file in the test app's storage (`<DATA_DIR>/files/<prefix>/<key>`). */
+export function storedFileKeys(ctx: TestApp): string[] {
+  const root = join(ctx.dataDir, 'files');
+  let folders: string[];
+  try {
+    folders = readdirSync(root);
+  } catch {
+    return [];
+  }
+  return folders.flatMap((folder) => readdirSync(join(root, folder)));
+}
