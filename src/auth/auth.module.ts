@@ -21,7 +21,7 @@ import { JWT_ALGORITHM, JwtStrategy } from './jwt.strategy';
 import { PasswordHasher } from './password-hasher';
 import { RegistrationService } from './registration.service';
 import { SessionService } from './session.service';
-import { AccountThrottlerGuard, throttlerOptions } from './throttling/auth-throttle';
+import { AccountThrottlerGuard, throttlerOptions } from '../common/throttling/throttles';
 
 @Module({
   imports: [

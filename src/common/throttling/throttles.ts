@@ -7,7 +7,7 @@ import {
   ThrottlerModuleOptions,
 } from '@nestjs/throttler';
 import { DataSource } from 'typeorm';
-import { AppError } from '../../common/errors/app-error';
+import { AppError } from '../errors/app-error';
 import { normalizeEmail } from '../../users/email';
 import { PgThrottlerStorage } from './pg-throttler.storage';
 
