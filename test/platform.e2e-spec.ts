@@ -352,7 +352,7 @@ describe('platform with CORS_ORIGINS set and a database that goes away', () => {
 describe('platform with TRUST_PROXY=false', () => {
   let ctx: TestApp;
   beforeAll(async () => {
-    ctx = await createTestApp({ TRUST_PROXY: 'false' });
+    ctx = await createTestApp({ TRUST_PROXY: 'false', LOGIN_LIMIT_PER_IP: '50' });
   });
   afterAll(async () => ctx.close());
 

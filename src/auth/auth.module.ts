@@ -36,7 +36,10 @@ import { AccountThrottlerGuard, throttlerOptions } from '../common/throttling/th
       }),
     }),
     // Applied per route (AccountThrottlerGuard), never globally; counters live in PostgreSQL.
-    ThrottlerModule.forRootAsync({ inject: [getDataSourceToken()], useFactory: throttlerOptions }),
+    ThrottlerModule.forRootAsync({
+      inject: [getDataSourceToken(), APP_CONFIG],
+      useFactory: throttlerOptions,
+    }),
     UsersModule,
     MailModule,
     AuthUserCacheModule,
