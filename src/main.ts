@@ -2,12 +2,14 @@ import { Logger, LoggerService } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp, createLogger } from './bootstrap';
 import { AppConfig, ConfigError, loadConfig } from './config/config';
+import { loadEnvFile } from './config/env-file';
 import { ResolvedDatabase, resolveDatabase } from './database/embedded-postgres';
 
 const SHUTDOWN_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 
 function readConfig(): AppConfig {
   try {
+    loadEnvFile();
     return loadConfig();
   } catch (error) {
     // One line naming the variable, before any logger exists.

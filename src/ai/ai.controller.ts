@@ -8,7 +8,7 @@ import {
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { PARSE_LIMITED, ParseThrottle } from '../auth/throttling/auth-throttle';
+import { PARSE_LIMITED, ParseThrottle } from '../common/throttling/throttles';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { AiService } from './ai.service';

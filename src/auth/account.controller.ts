@@ -16,7 +16,7 @@ import { CredentialsService } from './credentials.service';
 import { ChangePasswordDto, EmailChangeDto, EmailConfirmDto } from './dto/requests.dto';
 import { AuthResponseDto, MessageDto } from './dto/responses.dto';
 import { EmailChangeService } from './email-change.service';
-import { PasswordCheckThrottle } from './throttling/auth-throttle';
+import { PasswordCheckThrottle } from '../common/throttling/throttles';
 
 /** Credentials of the logged-in user: password and e-mail address. */
 @ApiTags('users')

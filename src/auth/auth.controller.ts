@@ -23,7 +23,7 @@ import {
 } from './dto/requests.dto';
 import { AuthResponseDto, MessageDto, VerifyTokenResponseDto } from './dto/responses.dto';
 import { RegistrationService } from './registration.service';
-import { AccountRouteThrottle, LoginThrottle } from './throttling/auth-throttle';
+import { AccountRouteThrottle, LoginThrottle } from '../common/throttling/throttles';
 
 const RATE_LIMITED = { description: 'RATE_LIMITED: too many requests; see Retry-After (seconds)' };
 const INVALID_TOKEN = {

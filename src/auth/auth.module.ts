@@ -21,7 +21,7 @@ import { JWT_ALGORITHM, JwtStrategy } from './jwt.strategy';
 import { PasswordHasher } from './password-hasher';
 import { RegistrationService } from './registration.service';
 import { SessionService } from './session.service';
-import { AccountThrottlerGuard, throttlerOptions } from './throttling/auth-throttle';
+import { AccountThrottlerGuard, throttlerOptions } from '../common/throttling/throttles';
 
 @Module({
   imports: [
@@ -36,7 +36,10 @@ import { AccountThrottlerGuard, throttlerOptions } from './throttling/auth-throt
       }),
     }),
     // Applied per route (AccountThrottlerGuard), never globally; counters live in PostgreSQL.
-    ThrottlerModule.forRootAsync({ inject: [getDataSourceToken()], useFactory: throttlerOptions }),
+    ThrottlerModule.forRootAsync({
+      inject: [getDataSourceToken(), APP_CONFIG],
+      useFactory: throttlerOptions,
+    }),
     UsersModule,
     MailModule,
     AuthUserCacheModule,

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import type { LoggerService } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../config/config';
+import { loadEnvFile } from '../config/env-file';
 import { resolveDatabase, ResolvedDatabase } from '../database/embedded-postgres';
 import { runMigrationsLocked } from '../database/migrate';
 import { buildDataSourceOptions } from '../database/typeorm-options';
@@ -25,6 +26,7 @@ async function main(argv: string[]): Promise<number> {
   let dataSource: DataSource | undefined;
   try {
     const command = parseCommand(argv);
+    loadEnvFile();
     const config = loadConfig();
     database = await resolveDatabase(config, { logger: stderrLogger });
     if (config.database.migrationsRun) await runMigrationsLocked(config, database.url, stderrLogger);

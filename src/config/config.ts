@@ -29,6 +29,11 @@ export interface AppConfig {
   passwordHashConcurrency: number;
   /** Lifetime of a cached token user (a safety net; changes invalidate at once); 0 turns the cache off. */
   authCacheTtlMs: number;
+  /**
+   * Per client IP and minute, each route counted on its own: login attempts, and requests to each other
+   * public account route (register, verify-token, complete, forgot and reset password).
+   */
+  accountLimits: { loginPerIp: number; routePerIp: number };
   mail: { smtpUrl: string | null; from: string };
   captcha: { enabled: boolean; secret: string | null; verifyUrl: string };
   ai: {
@@ -282,6 +287,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
       64,
     ),
     authCacheTtlMs: int(env, 'AUTH_CACHE_TTL_MS', 60_000, 0, 3_600_000),
+    // A class of 40 behind one school address registers and logs in within a minute, with room for typos.
+    accountLimits: {
+      loginPerIp: int(env, 'LOGIN_LIMIT_PER_IP', 200, 1, 1_000_000),
+      routePerIp: int(env, 'ACCOUNT_ROUTE_LIMIT_PER_IP', 200, 1, 1_000_000),
+    },
     mail: { smtpUrl: url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']), from: mailFrom },
     captcha: {
       enabled: bool(env, 'CAPTCHA_ENABLED', false),

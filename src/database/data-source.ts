@@ -1,9 +1,11 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../config/config';
+import { loadEnvFile } from '../config/env-file';
 import { buildDataSourceOptions } from './typeorm-options';
 
 /** TypeORM CLI entry (`npm run migration:*`): same options as the app; needs DATABASE_URL. */
+loadEnvFile();
 const config = loadConfig();
 if (!config.database.url) {
   throw new Error('DATABASE_URL must be set for the TypeORM CLI');

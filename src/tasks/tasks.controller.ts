@@ -28,7 +28,7 @@ import {
 import { TaskAccess } from '../access/access.service';
 import { CurrentTaskAccess, RequireTaskAccess } from '../access/task-access.guard';
 import { ParseDraftDto } from '../ai/dto/parse-text.dto';
-import { PARSE_LIMITED, ParseThrottle } from '../auth/throttling/auth-throttle';
+import { PARSE_LIMITED, ParseThrottle } from '../common/throttling/throttles';
 import { DraftParseResultResponse } from '../ai/dto/parse-result.response';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';

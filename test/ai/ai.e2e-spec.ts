@@ -1,4 +1,4 @@
-import { PARSES_PER_USER_PER_HOUR } from '../../src/auth/throttling/auth-throttle';
+import { PARSES_PER_USER_PER_HOUR } from '../../src/common/throttling/throttles';
 import { TaskDraftsService } from '../../src/tasks/task-drafts.service';
 import { apiError as error } from '../utils/expect';
 import { useTestApp } from '../utils/test-app';

@@ -346,7 +346,7 @@ describe('platform with CORS_ORIGINS set and a database that goes away', () => {
 });
 
 describe('platform with TRUST_PROXY=false', () => {
-  const ctx = useTestApp({ TRUST_PROXY: 'false' });
+  const ctx = useTestApp({ TRUST_PROXY: 'false', LOGIN_LIMIT_PER_IP: '50' });
 
   it('takes the client IP from the connection, whatever X-Forwarded-For says', async () => {
     // Login attempts count per client IP (50 a minute) before validation; each claims another address.

@@ -7,29 +7,37 @@ import {
   ThrottlerModuleOptions,
 } from '@nestjs/throttler';
 import { DataSource } from 'typeorm';
-import { AppError } from '../../common/errors/app-error';
+import { AppConfig } from '../../config/config';
+import { AppError } from '../errors/app-error';
 import { normalizeEmail } from '../../users/email';
 import { PgThrottlerStorage } from './pg-throttler.storage';
 
 /**
- * Limits per one-minute window, generous enough for a class of students behind one school NAT:
- * - login: 10 attempts per client IP and e-mail address, 50 per client IP;
- * - the other public account routes: 100 per client IP (the e-mail quota limits what each address gets);
+ * Limits per one-minute window, each route counted on its own:
+ * - login: 10 attempts per client IP and e-mail address, and `LOGIN_LIMIT_PER_IP` per client IP;
+ * - the other public account routes: `ACCOUNT_ROUTE_LIMIT_PER_IP` per client IP (the e-mail quota limits what
+ *   each address gets); both per-IP limits are configuration, sized for a class behind one school address;
  * - checks of the current password of a logged-in account: 10 per account, from any IP.
  * Task parsing is limited per account and hour instead (PARSES_PER_USER_PER_HOUR).
  */
 export const THROTTLE_WINDOW_MS = 60_000;
 export const LOGIN_LIMIT_PER_IP_AND_EMAIL = 10;
-export const LOGIN_LIMIT_PER_IP = 50;
-export const ACCOUNT_ROUTE_LIMIT_PER_IP = 100;
 export const PASSWORD_CHECK_LIMIT_PER_USER = 10;
 export const PARSES_PER_USER_PER_HOUR = 60;
 /** OpenAPI text of the parse routes' 429. */
 export const PARSE_LIMITED = `RATE_LIMITED: more than ${PARSES_PER_USER_PER_HOUR} parses of this route in an hour`;
 
-const PER_IP = 'ip';
+const LOGIN_PER_IP = 'ip';
 const PER_IP_AND_EMAIL = 'ipEmail';
+const ACCOUNT_ROUTE_PER_IP = 'accountIp';
 const PER_USER = 'user';
+const THROTTLERS = [LOGIN_PER_IP, PER_IP_AND_EMAIL, ACCOUNT_ROUTE_PER_IP, PER_USER];
+
+/** Every throttler applies to every guarded route unless skipped: a route names the ones it uses. */
+const onlyThrottlers = (...used: string[]): MethodDecorator & ClassDecorator =>
+  SkipThrottle(
+    Object.fromEntries(THROTTLERS.filter((name) => !used.includes(name)).map((name) => [name, true])),
+  );
 
 interface TrackedRequest {
   ip?: string;
@@ -40,13 +48,14 @@ interface TrackedRequest {
 
 const clientIp = (request: TrackedRequest): string => request.ip ?? 'unknown';
 
-export function throttlerOptions(dataSource: DataSource): ThrottlerModuleOptions {
+export function throttlerOptions(dataSource: DataSource, config: AppConfig): ThrottlerModuleOptions {
+  const { loginPerIp, routePerIp } = config.accountLimits;
   return {
     // Only Retry-After is sent (with the 429); the library's per-throttler headers carry name suffixes.
     setHeaders: false,
     storage: new PgThrottlerStorage(dataSource),
     throttlers: [
-      { name: PER_IP, ttl: THROTTLE_WINDOW_MS, limit: LOGIN_LIMIT_PER_IP, getTracker: clientIp },
+      { name: LOGIN_PER_IP, ttl: THROTTLE_WINDOW_MS, limit: loginPerIp, getTracker: clientIp },
       {
         name: PER_IP_AND_EMAIL,
         ttl: THROTTLE_WINDOW_MS,
@@ -56,6 +65,7 @@ export function throttlerOptions(dataSource: DataSource): ThrottlerModuleOptions
           return `${clientIp(request)}|${typeof email === 'string' ? normalizeEmail(email) : ''}`;
         },
       },
+      { name: ACCOUNT_ROUTE_PER_IP, ttl: THROTTLE_WINDOW_MS, limit: routePerIp, getTracker: clientIp },
       {
         name: PER_USER,
         ttl: THROTTLE_WINDOW_MS,
@@ -79,21 +89,17 @@ export class AccountThrottlerGuard extends ThrottlerGuard {
 
 /** Login: per client IP and e-mail, and per client IP. */
 export const LoginThrottle = (): MethodDecorator & ClassDecorator =>
-  applyDecorators(UseGuards(AccountThrottlerGuard), SkipThrottle({ [PER_USER]: true }));
+  applyDecorators(UseGuards(AccountThrottlerGuard), onlyThrottlers(LOGIN_PER_IP, PER_IP_AND_EMAIL));
 
 /** Other public account routes: per client IP only. */
 export const AccountRouteThrottle = (): MethodDecorator & ClassDecorator =>
-  applyDecorators(
-    UseGuards(AccountThrottlerGuard),
-    SkipThrottle({ [PER_IP_AND_EMAIL]: true, [PER_USER]: true }),
-    Throttle({ [PER_IP]: { limit: ACCOUNT_ROUTE_LIMIT_PER_IP, ttl: THROTTLE_WINDOW_MS } }),
-  );
+  applyDecorators(UseGuards(AccountThrottlerGuard), onlyThrottlers(ACCOUNT_ROUTE_PER_IP));
 
 /** A route of logged-in accounts limited per account (each route its own count), whatever the client IP. */
 const PerUserThrottle = (limit: number, ttl: number): MethodDecorator & ClassDecorator =>
   applyDecorators(
     UseGuards(AccountThrottlerGuard),
-    SkipThrottle({ [PER_IP]: true, [PER_IP_AND_EMAIL]: true }),
+    onlyThrottlers(PER_USER),
     Throttle({ [PER_USER]: { limit, ttl } }),
   );
 
