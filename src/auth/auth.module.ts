@@ -6,8 +6,9 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
-import { MailModule } from '../mail/mail.module';
+import { NotificationsModule } from '../notifications/notifications.module';
 import { UsersModule } from '../users/users.module';
+import { AccountMailService } from './account-mail.service';
 import { AccountController } from './account.controller';
 import { AccountsCleanupService } from './accounts-cleanup.service';
 import { AuthController } from './auth.controller';
@@ -38,7 +39,8 @@ import { AccountThrottlerGuard, throttlerOptions } from './throttling/auth-throt
     // Applied per route (AccountThrottlerGuard), never globally; counters live in PostgreSQL.
     ThrottlerModule.forRootAsync({ inject: [getDataSourceToken()], useFactory: throttlerOptions }),
     UsersModule,
-    MailModule,
+    // Account mails are queued on the notification outbox, in the transaction that stores their token.
+    NotificationsModule,
     AuthUserCacheModule,
   ],
   controllers: [AuthController, AccountController],
@@ -47,6 +49,7 @@ import { AccountThrottlerGuard, throttlerOptions } from './throttling/auth-throt
     PasswordHasher,
     AuthTokensService,
     EmailQuotaService,
+    AccountMailService,
     CaptchaService,
     SessionService,
     RegistrationService,

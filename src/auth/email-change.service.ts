@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { AppError } from '../common/errors/app-error';
-import { AccountMailService } from '../mail/account-mail.service';
+import { AccountMailService } from './account-mail.service';
 import { UserDto } from '../users/dto/user.dto';
 import { toUserDto } from '../users/users.mapper';
 import { UsersService } from '../users/users.service';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppError, ErrorCode } from '../common/errors/app-error';
-import { AccountMailService } from '../mail/account-mail.service';
+import { AccountMailService } from './account-mail.service';
 import { SettingsService } from '../users/settings.service';
 import { UsersService } from '../users/users.service';
 import { AuthTokensService, invalidToken } from './auth-tokens.service';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { normalizeEmail } from '../users/email';
+import { normalizeEmail } from '../common/validation/email';
 import { SchoolsService } from '../users/schools.service';
 import { SettingsService } from '../users/settings.service';
 import { UsersService } from '../users/users.service';

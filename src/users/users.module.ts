@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AuthUserCacheModule } from '../auth/auth-user.cache';
+import { UserChangesModule } from '../common/events/user-changes';
 import { SchoolsController } from './schools.controller';
 import { SchoolsService } from './schools.service';
 import { SettingsService } from './settings.service';
@@ -7,7 +7,7 @@ import { UsersController } from './users.controller';
 import { UsersService } from './users.service';
 
 @Module({
-  imports: [AuthUserCacheModule],
+  imports: [UserChangesModule],
   controllers: [UsersController, SchoolsController],
   providers: [UsersService, SchoolsService, SettingsService],
   exports: [UsersService, SettingsService],

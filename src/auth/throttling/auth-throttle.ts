@@ -8,7 +8,7 @@ import {
 } from '@nestjs/throttler';
 import { DataSource } from 'typeorm';
 import { AppError } from '../../common/errors/app-error';
-import { normalizeEmail } from '../../users/email';
+import { normalizeEmail } from '../../common/validation/email';
 import { PgThrottlerStorage } from './pg-throttler.storage';
 
 /**
