@@ -7,6 +7,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { NotificationsModule } from '../notifications/notifications.module';
+import { SettingsModule } from '../settings/settings.module';
 import { UsersModule } from '../users/users.module';
 import { AccountMailService } from './account-mail.service';
 import { AccountController } from './account.controller';
@@ -39,6 +40,7 @@ import { AccountThrottlerGuard, throttlerOptions } from './throttling/auth-throt
     // Applied per route (AccountThrottlerGuard), never globally; counters live in PostgreSQL.
     ThrottlerModule.forRootAsync({ inject: [getDataSourceToken()], useFactory: throttlerOptions }),
     UsersModule,
+    SettingsModule,
     // Account mails are queued on the notification outbox, in the transaction that stores their token.
     NotificationsModule,
     AuthUserCacheModule,

@@ -78,6 +78,12 @@ describe('module structure', () => {
     expect([...(graph.get('mail')?.keys() ?? [])]).toEqual(['config']);
   });
 
+  it('has settings and schools in modules of their own, which users and auth use', () => {
+    expect(dependsOn('auth', 'settings')).toBe(true);
+    expect(dependsOn('users', 'schools')).toBe(true);
+    expect(sourceFiles().filter((file) => /^users.*(setting|school)/.test(file))).toEqual([]);
+  });
+
   it('declares no global module but the configuration', () => {
     const globals = sourceFiles().filter((file) => /@Global\(\)/.test(readFileSync(join(SRC, file), 'utf8')));
     expect(globals).toEqual([join('config', 'config.module.ts')]);
