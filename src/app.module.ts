@@ -16,6 +16,7 @@ import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
 import { MailModule } from './mail/mail.module';
 import { NotificationsModule } from './notifications/notifications.module';
+import { SchoolsModule } from './schools/schools.module';
 import { SubmissionsModule } from './submissions/submissions.module';
 import { TasksModule } from './tasks/tasks.module';
 import { UsersModule } from './users/users.module';
@@ -39,6 +40,7 @@ export class AppModule {
         HealthModule,
         AuthModule,
         UsersModule,
+        SchoolsModule,
         ClassesModule,
         TasksModule,
         AiModule,

@@ -3,8 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { sameUuid } from '../common/utils/uuid';
-import { ClassRole, MANAGER_ROLES } from '../classes/entities/class-member.entity';
 import { PreparedStatement } from '../database/prepared-statement';
+import { ClassRole, MANAGER_ROLES } from './class-roles';
 import { memberSeesTaskSql } from './task-rules.sql';
 
 export interface ClassAccess {

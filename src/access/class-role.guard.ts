@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import { AppError } from '../common/errors/app-error';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { isUuid } from '../common/utils/uuid';
-import { ClassRole } from '../classes/entities/class-member.entity';
+import { ClassRole } from './class-roles';
 import { AccessService, ClassAccess } from './access.service';
 
 const CLASS_ROLES = 'classRoles';

@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
 import { AuthUser } from '../common/decorators/current-user.decorator';
+import { UserChanges, UserChangesModule } from '../common/events/user-changes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 
@@ -152,9 +153,10 @@ export class AuthUserCache implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-/**
- * A module of its own because UsersModule evicts after profile changes too, and AuthModule imports
- * UsersModule.
- */
-@Module({ providers: [AuthUserCache], exports: [AuthUserCache] })
-export class AuthUserCacheModule {}
+/** Also drops the users that other modules changed (profile edits), without their knowing of the cache. */
+@Module({ imports: [UserChangesModule], providers: [AuthUserCache], exports: [AuthUserCache] })
+export class AuthUserCacheModule {
+  constructor(changes: UserChanges, cache: AuthUserCache) {
+    changes.subscribe((userId) => cache.evict(userId));
+  }
+}

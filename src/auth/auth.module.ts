@@ -6,8 +6,10 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
-import { MailModule } from '../mail/mail.module';
+import { NotificationsModule } from '../notifications/notifications.module';
+import { SettingsModule } from '../settings/settings.module';
 import { UsersModule } from '../users/users.module';
+import { AccountMailService } from './account-mail.service';
 import { AccountController } from './account.controller';
 import { AccountsCleanupService } from './accounts-cleanup.service';
 import { AuthController } from './auth.controller';
@@ -41,7 +43,9 @@ import { AccountThrottlerGuard, throttlerOptions } from '../common/throttling/th
       useFactory: throttlerOptions,
     }),
     UsersModule,
-    MailModule,
+    SettingsModule,
+    // Account mails are queued on the notification outbox, in the transaction that stores their token.
+    NotificationsModule,
     AuthUserCacheModule,
   ],
   controllers: [AuthController, AccountController],
@@ -50,6 +54,7 @@ import { AccountThrottlerGuard, throttlerOptions } from '../common/throttling/th
     PasswordHasher,
     AuthTokensService,
     EmailQuotaService,
+    AccountMailService,
     CaptchaService,
     SessionService,
     RegistrationService,

@@ -1,5 +1,5 @@
+import { avatarHash } from '../common/utils/avatar';
 import { iso } from '../common/utils/time';
-import { avatarHash } from '../users/avatar';
 import { ClassMemberRow, ClassSummaryRow } from './classes.queries';
 import { ClassMemberResponse, ClassSummaryResponse } from './dto/class.response';
 import { ClassRole } from './entities/class-member.entity';

@@ -1,10 +1,13 @@
 import { Module } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
+import { FileStorageModule } from '../files/files.module';
 import { ClassMembersService } from './class-members.service';
 import { ClassesController } from './classes.controller';
 import { ClassesService } from './classes.service';
 
 /** Classes, membership, roles, ownership transfer and invite codes (SPEC "Class endpoints"). */
 @Module({
+  imports: [AccessModule, FileStorageModule],
   controllers: [ClassesController],
   providers: [ClassesService, ClassMembersService],
 })

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
-import { normalizeEmail } from '../users/email';
-import { SchoolsService } from '../users/schools.service';
-import { SettingsService } from '../users/settings.service';
+import { normalizeEmail } from '../common/validation/email';
+import { SchoolsService } from '../schools/schools.service';
+import { SettingsService } from '../settings/settings.service';
 import { UsersService } from '../users/users.service';
 
 export const USAGE = `Usage: npm run cli -- <command>

@@ -1,6 +1,7 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { join } from 'node:path';
+import { AccessModule } from '../access/access.module';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { FileStorage } from './file-storage';
@@ -25,9 +26,9 @@ export class FileStorageModule {}
  * File storage and the multer setup every upload route shares (`FileInterceptor('file')`):
  * one file part, `UPLOAD_MAX_BYTES` limit, UTF-8 file names. Also the download route GET /files/:fileKey.
  */
-@Global()
 @Module({
   imports: [
+    AccessModule,
     FileStorageModule,
     MulterModule.registerAsync({
       imports: [FileStorageModule],

@@ -2,7 +2,6 @@ import { MailerModule } from '@nestjs-modules/mailer';
 import { Module } from '@nestjs/common';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
-import { AccountMailService } from './account-mail.service';
 import { MailSender } from './mail-sender';
 
 /** Gives up on an SMTP server that accepted the connection but never finishes the transaction. */
@@ -19,7 +18,7 @@ const SMTP_SEND_TIMEOUT_MS = 30_000;
       }),
     }),
   ],
-  providers: [MailSender, AccountMailService],
-  exports: [MailSender, AccountMailService],
+  providers: [MailSender],
+  exports: [MailSender],
 })
 export class MailModule {}

@@ -1,5 +1,5 @@
 import { RunningJobs } from '../common/jobs/running-jobs';
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { MailModule } from '../mail/mail.module';
 import { EmailChannel } from './channels/email.channel';
 import { MessengerChannel } from './channels/messenger.channel';
@@ -15,11 +15,7 @@ import { NotificationPrefsController, NotificationsController } from './notifica
 import { NotificationsService } from './notifications.service';
 import { NotificationProducer } from './production/notification-producer';
 
-/**
- * Global so that the mail module can queue account e-mails on the outbox (`DeliveryOutbox`) while this
- * module sends e-mail through the mail module's SMTP sender.
- */
-@Global()
+/** Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth. */
 @Module({
   imports: [MailModule],
   controllers: [NotificationsController, NotificationPrefsController],

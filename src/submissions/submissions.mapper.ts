@@ -1,8 +1,8 @@
 import { ClassRole } from '../classes/entities/class-member.entity';
+import { avatarHash } from '../common/utils/avatar';
 import { iso } from '../common/utils/time';
 import { toAttachmentResponse } from '../files/attachment.response';
 import { StoredAttachment } from '../files/stored-attachment.entity';
-import { avatarHash } from '../users/avatar';
 import {
   SubmissionListEntryResponse,
   SubmissionResponse,

@@ -1,9 +1,12 @@
 import { Module } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
+import { FilesModule } from '../files/files.module';
 import { SubmissionsExportService } from './submissions-export.service';
 import { SubmissionsController } from './submissions.controller';
 import { SubmissionsService } from './submissions.service';
 
 @Module({
+  imports: [AccessModule, FilesModule],
   controllers: [SubmissionsController],
   providers: [SubmissionsService, SubmissionsExportService],
 })

@@ -1,6 +1,8 @@
 import { RunningJobs } from '../common/jobs/running-jobs';
 import { Module } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
 import { AiModule } from '../ai/ai.module';
+import { FilesModule } from '../files/files.module';
 import { ClassTasksController } from './class-tasks.controller';
 import { TaskAttachmentsService } from './task-attachments.service';
 import { TaskDraftsService } from './task-drafts.service';
@@ -9,7 +11,7 @@ import { TasksController } from './tasks.controller';
 import { TasksService } from './tasks.service';
 
 @Module({
-  imports: [AiModule],
+  imports: [AccessModule, AiModule, FilesModule],
   controllers: [ClassTasksController, TasksController],
   providers: [TasksService, TaskReader, TaskAttachmentsService, TaskDraftsService, RunningJobs],
 })

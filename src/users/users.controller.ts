@@ -7,8 +7,8 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { AuthUserCache } from '../auth/auth-user.cache';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { UserChanges } from '../common/events/user-changes';
 import { UpdateMeDto } from './dto/update-me.dto';
 import { UserDto } from './dto/user.dto';
 import { UsersService } from './users.service';
@@ -20,7 +20,7 @@ import { UsersService } from './users.service';
 export class UsersController {
   constructor(
     private readonly users: UsersService,
-    private readonly authUsers: AuthUserCache,
+    private readonly userChanges: UserChanges,
   ) {}
 
   @Get()
@@ -38,7 +38,7 @@ export class UsersController {
   async updateMe(@CurrentUser() user: AuthUser, @Body() body: UpdateMeDto): Promise<UserDto> {
     const updated = await this.users.updateProfile(user.id, body);
     // The time zone is part of the cached token user; UsersService stays free of it for the CLI.
-    this.authUsers.evict(user.id);
+    this.userChanges.changed(user.id);
     return updated;
   }
 }

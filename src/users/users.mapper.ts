@@ -1,7 +1,5 @@
 import { iso } from '../common/utils/time';
-import { SchoolDto } from './dto/school.dto';
 import { UserDto } from './dto/user.dto';
-import { School } from './entities/school.entity';
 import { User } from './entities/user.entity';
 
 /** `user.school` must be loaded when the user has a school. */
@@ -17,8 +15,4 @@ export function toUserDto(user: User): UserDto {
     isActive: user.isActive,
     createdAt: iso(user.createdAt)!,
   };
-}
-
-export function toSchoolDto(school: School): SchoolDto {
-  return { id: school.id, name: school.name, createdAt: iso(school.createdAt)! };
 }

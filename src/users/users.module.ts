@@ -1,15 +1,12 @@
 import { Module } from '@nestjs/common';
-import { AuthUserCacheModule } from '../auth/auth-user.cache';
-import { SchoolsController } from './schools.controller';
-import { SchoolsService } from './schools.service';
-import { SettingsService } from './settings.service';
+import { UserChangesModule } from '../common/events/user-changes';
 import { UsersController } from './users.controller';
 import { UsersService } from './users.service';
 
 @Module({
-  imports: [AuthUserCacheModule],
-  controllers: [UsersController, SchoolsController],
-  providers: [UsersService, SchoolsService, SettingsService],
-  exports: [UsersService, SettingsService],
+  imports: [UserChangesModule],
+  controllers: [UsersController],
+  providers: [UsersService],
+  exports: [UsersService],
 })
 export class UsersModule {}

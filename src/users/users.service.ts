@@ -5,9 +5,9 @@ import { ClassMember, ClassRole } from '../classes/entities/class-member.entity'
 import { ClassEntity } from '../classes/entities/class.entity';
 import { AppError } from '../common/errors/app-error';
 import { isUniqueViolation, pgConstraint } from '../common/utils/pg-errors';
+import { School } from '../schools/entities/school.entity';
 import { UpdateMeDto } from './dto/update-me.dto';
 import { UserDto } from './dto/user.dto';
-import { School } from './entities/school.entity';
 import { User } from './entities/user.entity';
 import { toUserDto } from './users.mapper';
 

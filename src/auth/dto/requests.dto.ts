@@ -1,8 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsAccountEmail } from '../../common/validation/email';
 import { IsPassword, PASSWORD_MAX_BYTES, PASSWORD_MIN_CHARACTERS } from '../../common/validation/validators';
-import { IsAccountEmail } from '../../users/email';
 import { NicknameField, SchoolIdField, StudentIdField, TimezoneField } from '../../users/dto/profile-fields';
 import { TokenPurpose } from '../entities/auth-token.entity';
 

@@ -1,12 +1,9 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
 
-export enum ClassRole {
-  OWNER = 'OWNER',
-  ADMIN = 'ADMIN',
-  MEMBER = 'MEMBER',
-}
+import { ClassRole } from '../../access/class-roles';
 
-export const MANAGER_ROLES: readonly ClassRole[] = [ClassRole.OWNER, ClassRole.ADMIN];
+// The role type belongs to access, which decides on it; callers holding a membership row find it here too.
+export { ClassRole, MANAGER_ROLES } from '../../access/class-roles';
 
 @Entity('class_members')
 export class ClassMember {

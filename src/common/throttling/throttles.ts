@@ -9,7 +9,7 @@ import {
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/config';
 import { AppError } from '../errors/app-error';
-import { normalizeEmail } from '../../users/email';
+import { normalizeEmail } from '../validation/email';
 import { PgThrottlerStorage } from './pg-throttler.storage';
 
 /**

@@ -10,8 +10,8 @@ import {
   ValidateIf,
   ValidationArguments,
 } from 'class-validator';
+import { normalizeEmail } from '../../common/validation/email';
 import { trimmed } from '../../common/validation/validators';
-import { normalizeEmail } from '../../users/email';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 
 const ADDRESS_RULES: Record<

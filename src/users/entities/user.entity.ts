@@ -7,7 +7,7 @@ import {
   PrimaryGeneratedColumn,
   UpdateDateColumn,
 } from 'typeorm';
-import { School } from './school.entity';
+import { School } from '../../schools/entities/school.entity';
 
 @Entity('users')
 export class User {

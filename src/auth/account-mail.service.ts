@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { TokenPurpose } from '../auth/entities/auth-token.entity';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { MailMessage } from '../mail/mail-sender';
 import { DeliveryOutbox } from '../notifications/delivery/delivery-outbox';
-import { MailMessage } from './mail-sender';
+import { TokenPurpose } from './entities/auth-token.entity';
 
 interface AccountMailTemplate {
   path: string;

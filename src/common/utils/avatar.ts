@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { normalizeEmail } from './email';
+import { normalizeEmail } from '../validation/email';
 
 /**
  * Avatar lookup key of CONTRACT §2: SHA-256 hex of the trimmed, lower-cased e-mail. The class member list and

@@ -5,7 +5,7 @@ import { AppError } from '../common/errors/app-error';
 import { isUniqueViolation } from '../common/utils/pg-errors';
 import { SchoolDto } from './dto/school.dto';
 import { School } from './entities/school.entity';
-import { toSchoolDto } from './users.mapper';
+import { toSchoolDto } from './schools.mapper';
 
 /** Upper bound of one listing; a deployment with more schools narrows the list with `q`. */
 export const SCHOOL_LIST_LIMIT = 1000;

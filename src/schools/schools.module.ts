@@ -1,0 +1,7 @@
+import { Module } from '@nestjs/common';
+import { SchoolsController } from './schools.controller';
+import { SchoolsService } from './schools.service';
+
+/** The schools users pick in their profile: listed by GET /schools, added by the operator CLI. */
+@Module({ controllers: [SchoolsController], providers: [SchoolsService], exports: [SchoolsService] })
+export class SchoolsModule {}
