@@ -1,0 +1,293 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, posix, relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
+
+/**
+ * The module rules of docs/architecture.md, read from the import statements of src/. A module is a folder
+ * directly under src/; the files directly in src/ are the composition root, which may import any module.
+ */
+
+const SRC = resolve(__dirname, '..', '..', 'src');
+const ROOT = '(root)';
+
+/** Every module may import these; they import no feature module themselves. */
+const FOUNDATION = ['common', 'config', 'database'];
+
+/**
+ * The feature modules each module may import besides FOUNDATION. Together they form no cycle (checked
+ * below); a new dependency is a design decision: add it here and to docs/architecture.md.
+ */
+const ALLOWED_IMPORTS: Record<string, string[]> = {
+  config: [],
+  common: ['config'],
+  database: ['config'],
+  access: [],
+  ai: ['auth'],
+  auth: ['mail', 'users'],
+  classes: ['access', 'files', 'users'],
+  cli: ['users'],
+  files: ['access'],
+  health: [],
+  mail: [],
+  notifications: ['access', 'mail', 'users'],
+  submissions: ['access', 'classes', 'files', 'users'],
+  tasks: ['access', 'ai', 'auth', 'classes', 'files'],
+  users: [],
+};
+
+/**
+ * Today's module cycles, each named by the one import that closes it against ALLOWED_IMPORTS. They are being
+ * removed: an entry that no longer closes a cycle fails this test, so the list only shrinks.
+ */
+const KNOWN_EXCEPTIONS: [from: string, to: string][] = [
+  ['users', 'auth'], // users↔auth: users evict the token-user cache of auth
+  ['users', 'classes'], // users↔classes: registration writes the personal class
+  ['mail', 'auth'], // mail↔auth: account mails take auth's token entity
+  ['mail', 'notifications'], // mail↔notifications: account mails go through the delivery outbox
+  ['access', 'classes'], // access↔classes (and classes→files→access): roles come from classes' entity
+];
+
+/** @Global() hides a module's dependants from their module's imports; config is the one meant to be global. */
+const GLOBAL_MODULES = ['config'];
+/** Being removed, like KNOWN_EXCEPTIONS. */
+const KNOWN_GLOBAL_EXCEPTIONS = ['access', 'files', 'notifications'];
+
+/** Packages that talk to the database; controllers, DTOs and mappers leave that to services. */
+const DATABASE_PACKAGES = ['typeorm', '@nestjs/typeorm', 'pg', 'pg-query-stream'];
+/** SQL outside services and SQL files; being moved into the repositories. */
+const KNOWN_SQL_EXCEPTIONS = ['files/attachment.response.ts'];
+/** Files that hold SQL: the layer below the services. Mappers may take row types from them. */
+const SQL_FILE = /\.(sql|queries|repository)$/;
+/** The start of an SQL statement in a string; the code base writes SQL keywords in capitals. */
+const SQL_TEXT =
+  /\b(SELECT\s[\s\S]*\sFROM|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|WITH\s+\w+\s+AS\s*\()\b/;
+
+type Graph = Map<string, Map<string, string[]>>;
+
+interface SourceFile {
+  /** Relative to src/, with forward slashes. */
+  path: string;
+  module: string;
+  text: string;
+  /** Import specifiers, as written: static and dynamic imports, `require`, `export … from`. */
+  imports: string[];
+}
+
+function importSpecifiers(text: string): string[] {
+  return ts.preProcessFile(text, true, true).importedFiles.map((file) => file.fileName);
+}
+
+const moduleOf = (path: string): string => (path.includes('/') ? path.split('/')[0] : ROOT);
+
+function readSources(dir = SRC): SourceFile[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) return readSources(full);
+    if (!entry.name.endsWith('.ts') || entry.name.endsWith('.spec.ts')) return [];
+    const path = relative(SRC, full).split(sep).join('/');
+    const text = readFileSync(full, 'utf8');
+    return [{ path, module: moduleOf(path), text, imports: importSpecifiers(text) }];
+  });
+}
+
+/** The src/-relative path an import points to, or null for a package. */
+function importedPath(file: SourceFile, specifier: string): string | null {
+  if (!specifier.startsWith('.')) return null;
+  return posix.normalize(posix.join(posix.dirname(file.path), specifier));
+}
+
+/** Module → imported module → the importing files (for the messages). */
+function moduleGraph(files: SourceFile[]): Graph {
+  const graph: Graph = new Map();
+  for (const file of files) {
+    for (const specifier of file.imports) {
+      const target = importedPath(file, specifier);
+      if (target === null) continue;
+      const to = moduleOf(target);
+      if (to === file.module) continue;
+      const edges = graph.get(file.module) ?? new Map<string, string[]>();
+      graph.set(file.module, edges.set(to, [...(edges.get(to) ?? []), file.path]));
+    }
+  }
+  return graph;
+}
+
+const withoutEdges = (graph: Graph, removed: [string, string][]): Record<string, string[]> =>
+  Object.fromEntries(
+    [...graph].map(([from, edges]) => [
+      from,
+      [...edges.keys()].filter((to) => !removed.some(([a, b]) => a === from && b === to)),
+    ]),
+  );
+
+/** One cycle of `graph` as a path that ends where it starts, or null when there is none. */
+function findCycle(graph: Record<string, string[]>): string[] | null {
+  const done = new Set<string>();
+  const path: string[] = [];
+  const visit = (node: string): string[] | null => {
+    if (path.includes(node)) return [...path.slice(path.indexOf(node)), node];
+    if (done.has(node)) return null;
+    path.push(node);
+    for (const next of graph[node] ?? []) {
+      const cycle = visit(next);
+      if (cycle) return cycle;
+    }
+    path.pop();
+    done.add(node);
+    return null;
+  };
+  for (const node of Object.keys(graph)) {
+    const cycle = visit(node);
+    if (cycle) return cycle;
+  }
+  return null;
+}
+
+function reaches(graph: Record<string, string[]>, from: string, to: string): boolean {
+  const seen = new Set<string>();
+  const stack = [from];
+  while (stack.length) {
+    const node = stack.pop()!;
+    if (node === to) return true;
+    if (seen.has(node)) continue;
+    seen.add(node);
+    stack.push(...(graph[node] ?? []));
+  }
+  return false;
+}
+
+/** The string literals of `text` that hold SQL. */
+function sqlStrings(text: string): string[] {
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    const literal =
+      ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)
+        ? node.text
+        : ts.isTemplateExpression(node)
+          ? [node.head.text, ...node.templateSpans.map((span) => span.literal.text)].join(' ')
+          : null;
+    if (literal !== null && SQL_TEXT.test(literal)) found.push(literal);
+    ts.forEachChild(node, visit);
+  };
+  visit(ts.createSourceFile('file.ts', text, ts.ScriptTarget.Latest, true));
+  return found;
+}
+
+describe('architecture: the tools of this test', () => {
+  it('finds a cycle of a small graph, and none where there is none', () => {
+    expect(findCycle({ a: ['b'], b: ['c'], c: ['a'], d: ['a'] })).toEqual(['a', 'b', 'c', 'a']);
+    expect(findCycle({ d: ['a'], a: ['b'], b: ['c'], c: ['b'] })).toEqual(['b', 'c', 'b']);
+    expect(findCycle({ a: ['a'] })).toEqual(['a', 'a']);
+    expect(findCycle({ a: ['b', 'c'], b: ['c'], c: [], d: ['a', 'c'] })).toBeNull();
+  });
+
+  it('reads static, type-only, re-exported and dynamic imports', () => {
+    const text = `import { A } from '../a/x';
+      import type { B } from './b';
+      export { C } from '../c/y';
+      const d = () => import('../d/z');
+      const e = require('pg');`;
+    expect(importSpecifiers(text)).toEqual(['../a/x', './b', '../c/y', '../d/z', 'pg']);
+  });
+
+  it('tells SQL in strings from words in comments and prose', () => {
+    const text = `// SELECT id FROM users: a comment
+      const a = 'Select a file from the list';
+      const b = \`SELECT id FROM classes WHERE id = \${id}\`;
+      const c = "DELETE FROM tasks";`;
+    expect(sqlStrings(text)).toEqual(['SELECT id FROM classes WHERE id =  ', 'DELETE FROM tasks']);
+  });
+});
+
+describe('architecture of src/', () => {
+  const files = readSources();
+  const graph = moduleGraph(files);
+  const modules = [...new Set(files.map((file) => file.module))].filter((module) => module !== ROOT);
+
+  it('is read: imports known to exist are seen', () => {
+    expect([...(graph.get(ROOT)?.keys() ?? [])]).toEqual(expect.arrayContaining(['auth', 'tasks', 'health']));
+    expect(graph.get('tasks')?.has('classes')).toBe(true);
+    expect(graph.get('common')?.has('config')).toBe(true);
+  });
+
+  it('names every module of src/ in ALLOWED_IMPORTS, and the allowed imports form no cycle', () => {
+    expect(modules.filter((module) => !(module in ALLOWED_IMPORTS))).toEqual([]);
+    const allowed = Object.fromEntries(
+      Object.entries(ALLOWED_IMPORTS).map(([module, deps]) => [
+        module,
+        FOUNDATION.includes(module) ? deps : [...FOUNDATION, ...deps],
+      ]),
+    );
+    expect(findCycle(allowed)).toBeNull();
+  });
+
+  it('has no module import outside ALLOWED_IMPORTS and KNOWN_EXCEPTIONS', () => {
+    const refused: string[] = [];
+    for (const [from, edges] of graph) {
+      if (from === ROOT) continue;
+      for (const [to, importers] of edges) {
+        const allowed =
+          (!FOUNDATION.includes(from) && FOUNDATION.includes(to)) ||
+          ALLOWED_IMPORTS[from]?.includes(to) ||
+          KNOWN_EXCEPTIONS.some(([a, b]) => a === from && b === to);
+        if (!allowed) refused.push(`${from} → ${to} (${importers.join(', ')})`);
+      }
+    }
+    expect(refused).toEqual([]);
+  });
+
+  it('has no module cycle besides KNOWN_EXCEPTIONS', () => {
+    expect(findCycle(withoutEdges(graph, KNOWN_EXCEPTIONS))).toBeNull();
+  });
+
+  it('still has each known cycle: a removed one leaves KNOWN_EXCEPTIONS', () => {
+    const full = withoutEdges(graph, []);
+    const stale = KNOWN_EXCEPTIONS.filter(
+      ([from, to]) => !full[from]?.includes(to) || !reaches(full, to, from),
+    );
+    expect(stale.map(([from, to]) => `${from} → ${to} closes no cycle any more: remove it here`)).toEqual([]);
+  });
+
+  it('lets no module import the composition root', () => {
+    const importers = files.filter(
+      (file) =>
+        file.module !== ROOT &&
+        file.imports.some((specifier) => moduleOf(importedPath(file, specifier) ?? 'package/') === ROOT),
+    );
+    expect(importers.map((file) => file.path)).toEqual([]);
+  });
+
+  it('has no @Global() module besides config and KNOWN_GLOBAL_EXCEPTIONS, and no forwardRef', () => {
+    const globals = files.filter((file) => /@Global\(\)/.test(file.text)).map((file) => file.module);
+    const known = [...GLOBAL_MODULES, ...KNOWN_GLOBAL_EXCEPTIONS];
+    expect(globals.filter((module) => !known.includes(module))).toEqual([]);
+    const stale = KNOWN_GLOBAL_EXCEPTIONS.filter((module) => !globals.includes(module));
+    expect(stale.map((module) => `${module} is no longer @Global(): remove it here`)).toEqual([]);
+    expect(files.filter((file) => /\bforwardRef\(/.test(file.text)).map((file) => file.path)).toEqual([]);
+  });
+
+  it('keeps the database out of controllers, DTOs, mappers and response shapes', () => {
+    const controllersAndDtos = /(\.controller|\/dto\/.*)\.ts$/;
+    const surface = files.filter((file) =>
+      /(\.controller|\.mapper|\.response|\/dto\/.*)\.ts$/.test(file.path),
+    );
+    expect(surface.filter((file) => file.path.endsWith('.controller.ts')).length).toBeGreaterThan(5);
+    const offences = surface.flatMap((file) => [
+      ...file.imports
+        .filter(
+          (specifier) =>
+            DATABASE_PACKAGES.includes(specifier) ||
+            (controllersAndDtos.test(file.path) && SQL_FILE.test(specifier)),
+        )
+        .map((specifier) => `${file.path} imports ${specifier}`),
+      ...(KNOWN_SQL_EXCEPTIONS.includes(file.path) ? [] : sqlStrings(file.text)).map(
+        (sql) => `${file.path} holds SQL: ${sql.slice(0, 60)}`,
+      ),
+    ]);
+    expect(offences).toEqual([]);
+    const stale = KNOWN_SQL_EXCEPTIONS.filter(
+      (path) => !surface.some((f) => f.path === path && sqlStrings(f.text).length),
+    );
+    expect(stale.map((path) => `${path} holds no SQL any more: remove it here`)).toEqual([]);
+  });
+});
