@@ -70,7 +70,9 @@ export class NotificationJobs implements OnApplicationBootstrap, OnModuleDestroy
     const run = job()
       .catch((error: unknown) => {
         // While the database is out the next tick tries again; the outage itself is logged once.
-        if (!this.outage.report(error)) this.logger.error({ err: error, job: name }, 'Notification job failed');
+        if (!this.outage.report(error)) {
+          this.logger.error({ err: error, job: name }, 'Notification job failed');
+        }
       })
       .finally(() => this.running.delete(name));
     this.running.set(name, run);

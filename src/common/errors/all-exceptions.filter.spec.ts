@@ -120,7 +120,11 @@ describe('AllExceptionsFilter', () => {
     const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const failures = [
       new QueryFailedError('SELECT 1', [], new Error('Query read timeout')),
-      new QueryFailedError('SELECT 1', [], Object.assign(new Error('terminating connection'), { code: '57P01' })),
+      new QueryFailedError(
+        'SELECT 1',
+        [],
+        Object.assign(new Error('terminating connection'), { code: '57P01' }),
+      ),
       new QueryFailedError('SELECT 1', [], Object.assign(new Error('no connection'), { code: '08006' })),
       new Error('timeout exceeded when trying to connect'),
       new Error('Connection terminated due to connection timeout'),
@@ -136,7 +140,11 @@ describe('AllExceptionsFilter', () => {
       });
     }
     expect(logged).not.toHaveBeenCalled();
-    const refused = new QueryFailedError('INSERT', [], Object.assign(new Error('duplicate'), { code: '23505' }));
+    const refused = new QueryFailedError(
+      'INSERT',
+      [],
+      Object.assign(new Error('duplicate'), { code: '23505' }),
+    );
     expect(answer(refused).status).toBe(500);
     warned.mockRestore();
   });
