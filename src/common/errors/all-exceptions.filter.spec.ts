@@ -146,6 +146,10 @@ describe('AllExceptionsFilter', () => {
       Object.assign(new Error('duplicate'), { code: '23505' }),
     );
     expect(answer(refused).status).toBe(500);
+    // A reset said by anything but a query (a client's aborted upload) is no database outage.
+    expect(answer(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })).status).toBe(500);
+    const lost = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    expect(answer(new QueryFailedError('SELECT 1', [], lost)).status).toBe(503);
     warned.mockRestore();
   });
 
