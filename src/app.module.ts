@@ -11,6 +11,7 @@ import { ClassesModule } from './classes/classes.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { AppConfig } from './config/config';
 import { AppConfigModule } from './config/config.module';
+import { DatabaseOutageModule } from './database/database-outage';
 import { buildDataSourceOptions } from './database/typeorm-options';
 import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
@@ -33,6 +34,7 @@ export class AppModule {
           ...buildDataSourceOptions(config, databaseUrl),
           migrationsRun: config.database.migrationsRun,
         }),
+        DatabaseOutageModule,
         ScheduleModule.forRoot(),
         AccessModule,
         FilesModule,

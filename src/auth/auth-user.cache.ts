@@ -1,6 +1,6 @@
 import { Injectable, Logger, Module, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Client } from 'pg';
+import { Client, QueryConfig } from 'pg';
 import { DataSource } from 'typeorm';
 import { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
 import { AuthUser } from '../common/decorators/current-user.decorator';
@@ -15,6 +15,8 @@ export const AUTH_USER_LISTENER_NAME = 'classroom-task-service-auth-listener';
 const MAX_ENTRIES = 10_000;
 const RECONNECT_FIRST_DELAY_MS = 100;
 const RECONNECT_MAX_DELAY_MS = 5_000;
+/** How long a connection being dropped may take to say goodbye before its socket is simply closed. */
+const END_GRACE_MS = 1_000;
 
 /** An active user as a login token needs it, with the token version read along. */
 export interface TokenUser {
@@ -30,14 +32,18 @@ interface Entry extends TokenUser {
  * The users behind login tokens, by id, so that most authenticated requests need no database round trip.
  * PostgreSQL decides when an entry goes: a dedicated connection LISTENs on AUTH_USER_CHANNEL and every
  * notification drops that user. While that connection is down nothing is cached (every lookup reads the
- * database) because notifications sent meanwhile are lost. The TTL (AUTH_CACHE_TTL_MS) is a safety net.
+ * database) because notifications sent meanwhile are lost. A connection can also die silently (failover,
+ * network partition): a heartbeat query every AUTH_LISTENER_HEARTBEAT_MS must be answered within that time,
+ * or the connection counts as lost. The TTL (AUTH_CACHE_TTL_MS) is a safety net.
  */
 @Injectable()
 export class AuthUserCache implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(AuthUserCache.name);
   private readonly entries = new Map<string, Entry>();
   private readonly ttlMs: number;
+  private readonly heartbeatMs: number;
   private readonly databaseUrl: string;
+  private readonly database: AppConfig['database'];
   /**
    * Moves on every invalidation and every change of the listener's state. A read stores its result only when
    * it has not moved since the read began: otherwise the row may predate a commit whose notification was
@@ -49,11 +55,14 @@ export class AuthUserCache implements OnModuleInit, OnModuleDestroy {
   private listening = false;
   private closing = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
   private reconnectDelayMs = RECONNECT_FIRST_DELAY_MS;
   private outageReported = false;
 
   constructor(@InjectConfig() config: AppConfig, @InjectDataSource() dataSource: DataSource) {
     this.ttlMs = config.authCacheTtlMs;
+    this.heartbeatMs = config.authListenerHeartbeatMs;
+    this.database = config.database;
     this.databaseUrl = (dataSource.options as PostgresConnectionOptions).url!;
   }
 
@@ -66,7 +75,7 @@ export class AuthUserCache implements OnModuleInit, OnModuleDestroy {
     clearTimeout(this.reconnectTimer);
     const client = this.client;
     this.stopCaching();
-    await client?.end().catch(() => undefined);
+    if (client) await endWithin(client, END_GRACE_MS);
   }
 
   /** The cached user, if any and not expired. */
@@ -104,8 +113,9 @@ export class AuthUserCache implements OnModuleInit, OnModuleDestroy {
     const client = new Client({
       connectionString: this.databaseUrl,
       application_name: AUTH_USER_LISTENER_NAME,
-      // A peer that vanished without closing the connection is noticed (and the cache bypassed).
+      connectionTimeoutMillis: this.database.connectTimeoutMs,
       keepAlive: true,
+      keepAliveInitialDelayMillis: this.database.keepAliveMs,
     });
     this.client = client;
     client.on('notification', (message) => {
@@ -126,13 +136,26 @@ export class AuthUserCache implements OnModuleInit, OnModuleDestroy {
     this.reconnectDelayMs = RECONNECT_FIRST_DELAY_MS;
     if (this.outageReported) this.logger.log('Token-user cache listens for changes again');
     this.outageReported = false;
+    this.scheduleHeartbeat(client);
+  }
+
+  /** A query the listener's connection must answer in time, or it counts as lost. */
+  private scheduleHeartbeat(client: Client): void {
+    this.heartbeatTimer = setTimeout(() => {
+      if (this.client !== client) return;
+      const beat = { text: 'SELECT 1', query_timeout: this.heartbeatMs } as QueryConfig;
+      client.query(beat).then(
+        () => this.scheduleHeartbeat(client),
+        (error: unknown) => this.lost(client, error),
+      );
+    }, this.heartbeatMs);
   }
 
   /** The listener's connection failed or ended: no caching until a new one listens. */
   private lost(client: Client, error: unknown): void {
     if (this.client !== client) return;
     this.stopCaching();
-    void client.end().catch(() => undefined);
+    void endWithin(client, END_GRACE_MS);
     if (this.closing) return;
     if (!this.outageReported) {
       this.logger.warn(
@@ -146,11 +169,21 @@ export class AuthUserCache implements OnModuleInit, OnModuleDestroy {
   }
 
   private stopCaching(): void {
+    clearTimeout(this.heartbeatTimer);
     this.client = null;
     this.listening = false;
     this.entries.clear();
     this.generation += 1;
   }
+}
+
+/** Ends `client` politely, or closes its socket when the other side does not answer within `graceMs`. */
+async function endWithin(client: Client, graceMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+  await Promise.race([client.end().catch(() => undefined), late]);
+  clearTimeout(timer);
+  client.connection.stream.destroy();
 }
 
 /** Also drops the users that other modules changed (profile edits), without their knowing of the cache. */

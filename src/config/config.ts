@@ -23,6 +23,16 @@ export interface AppConfig {
     url: string | null;
     poolSize: number;
     migrationsRun: boolean;
+    /** Opening a connection, or waiting for a free one of the pool, fails after this long. */
+    connectTimeoutMs: number;
+    /** PostgreSQL cancels a statement after this long; the client gives up on its answer a little later. */
+    queryTimeoutMs: number;
+    /** PostgreSQL ends a session whose transaction stays idle this long. */
+    idleInTransactionTimeoutMs: number;
+    /** The pool closes a connection unused this long. */
+    idleTimeoutMs: number;
+    /** TCP keepalive probes start after this much silence on a connection. */
+    keepAliveMs: number;
   };
   jwt: { secret: string; expiresInSeconds: number };
   /** bcrypt hashes computed at once by this instance; more wait for a free slot. */
@@ -34,6 +44,8 @@ export interface AppConfig {
    * public account route (register, verify-token, complete, forgot and reset password).
    */
   accountLimits: { loginPerIp: number; routePerIp: number };
+  /** How often the token-user cache's listener proves its connection alive; a beat unanswered this long fails. */
+  authListenerHeartbeatMs: number;
   mail: { smtpUrl: string | null; from: string };
   captcha: { enabled: boolean; secret: string | null; verifyUrl: string };
   ai: {
@@ -276,6 +288,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
       url: databaseUrl,
       poolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 500),
       migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
+      connectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
+      queryTimeoutMs: int(env, 'DATABASE_QUERY_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      idleInTransactionTimeoutMs: int(env, 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60_000, 100, 3_600_000),
+      idleTimeoutMs: int(env, 'DATABASE_IDLE_TIMEOUT_MS', 10_000, 100, 3_600_000),
+      keepAliveMs: int(env, 'DATABASE_KEEPALIVE_MS', 10_000, 1_000, 3_600_000),
     },
     jwt: { secret: jwtSecret ?? devJwtSecret(dataDir), expiresInSeconds: 7 * 24 * 60 * 60 },
     // One CPU stays for the event loop and the database whatever the rate of logins.
@@ -292,6 +309,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       loginPerIp: int(env, 'LOGIN_LIMIT_PER_IP', 200, 1, 1_000_000),
       routePerIp: int(env, 'ACCOUNT_ROUTE_LIMIT_PER_IP', 200, 1, 1_000_000),
     },
+    authListenerHeartbeatMs: int(env, 'AUTH_LISTENER_HEARTBEAT_MS', 5_000, 100, 600_000),
     mail: { smtpUrl: url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']), from: mailFrom },
     captcha: {
       enabled: bool(env, 'CAPTCHA_ENABLED', false),

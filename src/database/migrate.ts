@@ -17,9 +17,13 @@ export async function runMigrationsLocked(
   logger: LoggerService,
 ): Promise<void> {
   // The lock lives on its own connection: the pool may hold a single one (DATABASE_POOL_SIZE=1).
-  const lock = new Client({ connectionString: databaseUrl });
+  const lock = new Client({
+    connectionString: databaseUrl,
+    connectionTimeoutMillis: config.database.connectTimeoutMs,
+    keepAlive: true,
+  });
   await lock.connect();
-  const dataSource = new DataSource(buildDataSourceOptions(config, databaseUrl));
+  const dataSource = new DataSource(buildDataSourceOptions(config, databaseUrl, { forMigrations: true }));
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATIONS_LOCK_KEY]);
     await dataSource.initialize();

@@ -3,6 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { CronJob } from 'cron';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { DatabaseOutage } from '../database/database-outage';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { NotificationDispatcher } from './delivery/notification-dispatcher';
 import { NotificationProducer } from './production/notification-producer';
@@ -29,6 +30,7 @@ export class NotificationJobs implements OnApplicationBootstrap, OnModuleDestroy
     private readonly producer: NotificationProducer,
     private readonly dispatcher: NotificationDispatcher,
     private readonly worker: DeliveryWorker,
+    private readonly outage: DatabaseOutage,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -66,7 +68,12 @@ export class NotificationJobs implements OnApplicationBootstrap, OnModuleDestroy
   private run(name: string, job: () => Promise<void>): void {
     if (this.stopping || this.running.has(name)) return;
     const run = job()
-      .catch((error: unknown) => this.logger.error({ err: error, job: name }, 'Notification job failed'))
+      .catch((error: unknown) => {
+        // While the database is out the next tick tries again; the outage itself is logged once.
+        if (!this.outage.report(error)) {
+          this.logger.error({ err: error, job: name }, 'Notification job failed');
+        }
+      })
       .finally(() => this.running.delete(name));
     this.running.set(name, run);
   }

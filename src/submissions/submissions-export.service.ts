@@ -163,7 +163,14 @@ export class SubmissionsExportService implements OnApplicationShutdown {
   private exportPool(): Pool {
     if (!this.pool) {
       const main = (this.dataSource.driver as PostgresDriver).master as Pool;
-      this.pool = new Pool({ ...main.options, max: this.config.exports.concurrency });
+      // Without the statement limits: they span a cursor's whole life, which the client's reading speed sets;
+      // EXPORT_STALL_TIMEOUT_MS cuts an export that stops moving, database silent or not.
+      this.pool = new Pool({
+        ...main.options,
+        max: this.config.exports.concurrency,
+        statement_timeout: undefined,
+        query_timeout: undefined,
+      });
       // An idle connection that fails (database restart) is dropped by the pool; unheard, it would crash us.
       this.pool.on('error', (error) => this.logger.warn({ err: error }, 'Export pool connection failed'));
     }

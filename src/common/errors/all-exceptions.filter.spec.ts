@@ -6,6 +6,8 @@ import {
   PayloadTooLargeException,
 } from '@nestjs/common';
 import { ThrottlerException } from '@nestjs/throttler';
+import { QueryFailedError } from 'typeorm';
+import { DatabaseOutage } from '../../database/database-outage';
 import { AllExceptionsFilter } from './all-exceptions.filter';
 import { AppError, ErrorCode } from './app-error';
 
@@ -33,7 +35,8 @@ function answer(exception: unknown, headersSent = false): Captured {
   const host = {
     switchToHttp: () => ({ getResponse: () => response, getRequest: () => request }),
   } as unknown as ArgumentsHost;
-  new AllExceptionsFilter().catch(exception, host);
+  // A probe that never answers: the outage, once reported, stays.
+  new AllExceptionsFilter(new DatabaseOutage(() => new Promise(() => undefined))).catch(exception, host);
   return captured;
 }
 
@@ -111,6 +114,43 @@ describe('AllExceptionsFilter', () => {
     const fileTooLarge = Object.assign(new Error('File too large'), { code: 'LIMIT_FILE_SIZE' });
     expect(answer(fileTooLarge)).toMatchObject({ status: 413, body: { code: 'PAYLOAD_TOO_LARGE' } });
     expect(logged).not.toHaveBeenCalled();
+  });
+
+  it('answers 503 SERVICE_UNAVAILABLE with Retry-After when the database does not answer, not as a bug', () => {
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const failures = [
+      new QueryFailedError('SELECT 1', [], new Error('Query read timeout')),
+      new QueryFailedError(
+        'SELECT 1',
+        [],
+        Object.assign(new Error('terminating connection'), { code: '57P01' }),
+      ),
+      new QueryFailedError('SELECT 1', [], Object.assign(new Error('no connection'), { code: '08006' })),
+      new Error('timeout exceeded when trying to connect'),
+      new Error('Connection terminated due to connection timeout'),
+      new Error('Connection terminated unexpectedly'),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+    ];
+    for (const failure of failures) {
+      expect(answer(failure)).toEqual({
+        status: 503,
+        body: { error: 'Database unavailable, try again later', code: 'SERVICE_UNAVAILABLE' },
+        headers: { 'Retry-After': '5' },
+        destroyed: false,
+      });
+    }
+    expect(logged).not.toHaveBeenCalled();
+    const refused = new QueryFailedError(
+      'INSERT',
+      [],
+      Object.assign(new Error('duplicate'), { code: '23505' }),
+    );
+    expect(answer(refused).status).toBe(500);
+    // A reset said by anything but a query (a client's aborted upload) is no database outage.
+    expect(answer(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })).status).toBe(500);
+    const lost = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    expect(answer(new QueryFailedError('SELECT 1', [], lost)).status).toBe(503);
+    warned.mockRestore();
   });
 
   it('drops the connection when the response has already started', () => {

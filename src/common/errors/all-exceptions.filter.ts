@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
+import { DATABASE_RETRY_AFTER_SECONDS, DatabaseOutage } from '../../database/database-outage';
 import { loggableUrl } from '../http/logger';
 import { pgErrorCode } from '../utils/pg-errors';
 import { AppError, ErrorCode } from './app-error';
@@ -45,6 +46,8 @@ const PG_INVALID_BYTE_SEQUENCE = '22021';
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ExceptionFilter');
+
+  constructor(private readonly outage: DatabaseOutage) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -113,6 +116,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
         const error = `Unreadable request body: ${lowLevel.message ?? 'invalid encoding'}`;
         return { status: 400, body: { error, code: ErrorCode.VALIDATION_ERROR }, headers: {} };
       }
+    }
+    if (this.outage.report(exception)) {
+      return {
+        status: 503,
+        body: { error: 'Database unavailable, try again later', code: ErrorCode.SERVICE_UNAVAILABLE },
+        headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+      };
     }
     this.logger.error(
       {

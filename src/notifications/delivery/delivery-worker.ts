@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DatabaseOutage } from '../../database/database-outage';
 import { DeliveryJob, NOTIFICATION_CHANNELS, NotificationChannel } from '../channels/notification-channel';
 import { DeliveryOutbox } from './delivery-outbox';
 
@@ -26,6 +27,7 @@ export class DeliveryWorker {
   constructor(
     @Inject(NOTIFICATION_CHANNELS) channels: NotificationChannel[],
     private readonly outbox: DeliveryOutbox,
+    private readonly outage: DatabaseOutage,
   ) {
     this.pools = channels.map((channel) => ({ channel, inFlight: new Set(), claiming: null, again: false }));
   }
@@ -70,7 +72,9 @@ export class DeliveryWorker {
       const jobs = await this.outbox.claim(pool.channel.name, free);
       for (const job of jobs) this.start(pool, job);
     } catch (error) {
-      this.logger.error({ err: error, channel: pool.channel.name }, 'Claiming deliveries failed');
+      if (!this.outage.report(error)) {
+        this.logger.error({ err: error, channel: pool.channel.name }, 'Claiming deliveries failed');
+      }
     }
   }
 
@@ -98,7 +102,9 @@ export class DeliveryWorker {
       else await this.outbox.fail(job, failure);
     } catch (error) {
       // The claim's lease runs out and the delivery is retried by whichever worker claims it next.
-      this.logger.error({ err: error, deliveryId: job.id }, 'Recording a delivery result failed');
+      if (!this.outage.report(error)) {
+        this.logger.error({ err: error, deliveryId: job.id }, 'Recording a delivery result failed');
+      }
     }
   }
 }

@@ -1,0 +1,77 @@
+import { Global, Injectable, Logger, Module, OnModuleDestroy } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { isDatabaseUnavailable } from '../common/utils/pg-errors';
+
+/** While the database is out, how often a probe checks whether it answers again. */
+const PROBE_INTERVAL_MS = 1_000;
+/** Retry-After of a request refused for an unreachable database. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Whether the database answers, as the errors of requests and jobs tell. Every request fails while it is out;
+ * this keeps the log to one warning when an outage begins and one line when it ends (a probe notices), so the
+ * log stays readable and a stack per request does not bury the cause.
+ */
+@Injectable()
+export class DatabaseOutage implements OnModuleDestroy {
+  private readonly logger = new Logger('Database');
+  private out = false;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private closing = false;
+
+  constructor(private readonly probe: () => Promise<unknown>) {}
+
+  /**
+   * Answers whether `error` says the database is unreachable; the first such error of an outage is logged
+   * here, the others not at all. Any other error is left to the caller to report.
+   */
+  report(error: unknown): boolean {
+    if (!isDatabaseUnavailable(error)) return false;
+    if (!this.out) {
+      this.out = true;
+      const { message, code } = error as { message?: string; code?: string };
+      this.logger.warn(
+        { reason: message, code },
+        'Database unreachable: requests answer 503 SERVICE_UNAVAILABLE until it answers again',
+      );
+      this.scheduleProbe();
+    }
+    return true;
+  }
+
+  onModuleDestroy(): void {
+    this.closing = true;
+    clearTimeout(this.probeTimer);
+  }
+
+  private scheduleProbe(): void {
+    if (this.closing) return;
+    this.probeTimer = setTimeout(() => void this.check(), PROBE_INTERVAL_MS);
+    this.probeTimer.unref();
+  }
+
+  private async check(): Promise<void> {
+    try {
+      await this.probe();
+    } catch {
+      this.scheduleProbe();
+      return;
+    }
+    this.out = false;
+    this.logger.log('Database reachable again');
+  }
+}
+
+/** Global: the exception filter and every job report their failures to the one instance. */
+@Global()
+@Module({
+  providers: [
+    {
+      provide: DatabaseOutage,
+      useFactory: (dataSource: DataSource) => new DatabaseOutage(() => dataSource.query('SELECT 1')),
+      inject: [DataSource],
+    },
+  ],
+  exports: [DatabaseOutage],
+})
+export class DatabaseOutageModule {}
