@@ -2,27 +2,37 @@
 # Classroom Task Service. Build: docker build -t classroom-tasks .
 # Run:   docker run -p 3000:3000 -e JWT_SECRET=... -e DATABASE_URL=postgres://... classroom-tasks
 # Without DATABASE_URL the container runs an embedded PostgreSQL under the /data volume (one instance only).
+# Without a registry of images: scripts/container-base-image.sh, then --build-arg NODE_IMAGE=localhost/node-base:20.
 # See docs/operations.md.
 ARG NODE_IMAGE=node:22-bookworm-slim
 
 # No dependency install scripts are needed (bcrypt loads its bundled prebuilt binary at run time; the
 # embedded PostgreSQL's symlinks are made below), and skipping them keeps the build offline-safe.
-FROM ${NODE_IMAGE} AS build
+FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
+
+FROM deps AS build
 COPY nest-cli.json tsconfig.json tsconfig.build.json tsconfig.migrations.json ./
 COPY src ./src
 COPY migrations ./migrations
 RUN npm run build
+
+# `npm ci --omit=dev` would keep typescript and ts-node: they are typeorm's optional peer dependencies,
+# installed here only as our devDependencies, and npm omits such packages only when optional ones are
+# omitted too (which would drop the embedded PostgreSQL's binaries). Without the devDependencies in
+# package.json, `npm prune` removes everything that nothing at run time requires.
+FROM deps AS production-deps
+RUN npm pkg delete devDependencies && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
     PORT=3000 \
     DATA_DIR=/data
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=production-deps /app/package.json /app/package-lock.json ./
+COPY --from=production-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # The embedded PostgreSQL's library symlinks are created here, as root, because node_modules is read-only
 # for the runtime user; the service would otherwise create them at its first start.
