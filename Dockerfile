@@ -26,7 +26,7 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 COPY --from=build /app/dist ./dist
 # The embedded PostgreSQL's library symlinks are created here, as root, because node_modules is read-only
 # for the runtime user; the service would otherwise create them at its first start.
-RUN node -e "require('./dist/database/embedded-postgres').prepareEmbeddedBinaries()" \
+RUN node -e "require('./dist/database/embedded').prepareEmbeddedBinaries()" \
  && mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

@@ -2,7 +2,7 @@ import { Logger, LoggerService } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp, createLogger } from './bootstrap';
 import { AppConfig, ConfigError, loadConfig } from './config/config';
-import { ResolvedDatabase, resolveDatabase } from './database/embedded-postgres';
+import { ResolvedDatabase, resolveDatabase } from './database/embedded';
 
 const SHUTDOWN_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 

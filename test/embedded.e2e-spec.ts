@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { loadConfig } from '../src/config/config';
-import { EMBEDDED_DATABASE, resolveDatabase } from '../src/database/embedded-postgres';
+import { EMBEDDED_DATABASE, resolveDatabase } from '../src/database/embedded';
 import { freePort } from './utils/free-port';
 
 /**

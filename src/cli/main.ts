@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { LoggerService } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../config/config';
-import { resolveDatabase, ResolvedDatabase } from '../database/embedded-postgres';
+import { resolveDatabase, ResolvedDatabase } from '../database/embedded';
 import { runMigrationsLocked } from '../database/migrate';
 import { buildDataSourceOptions } from '../database/typeorm-options';
 import { describeFailure, parseCommand, UsageError, USAGE } from './commands';
