@@ -60,7 +60,9 @@ function existsOrDangling(path: string): boolean {
 
 /** The binaries the unprivileged account can run: the installed ones, else a copy next to the data. */
 export function binariesFor(paths: Paths, runAs: RunAs): string {
-  return canRunBinaries(paths.binDir, paths.dir, runAs) ? paths.binDir : copyBinariesInto(paths, runAs);
+  return canRunBinaries(paths.binDir, paths.clusterDir, runAs)
+    ? paths.binDir
+    : copyBinariesInto(paths, runAs);
 }
 
 function canRunBinaries(binDir: string, cwd: string, runAs: RunAs): boolean {
@@ -80,7 +82,7 @@ function canRunBinaries(binDir: string, cwd: string, runAs: RunAs): boolean {
 function copyBinariesInto(paths: Paths, runAs: RunAs): string {
   const nativeDir = dirname(paths.binDir);
   const version = statSync(join(paths.binDir, 'postgres')).mtimeMs.toFixed(0);
-  const target = join(paths.dir, `native-${version}`);
+  const target = join(paths.clusterDir, `native-${version}`);
   if (!existsSync(target)) {
     const staging = `${target}.${randomBytes(4).toString('hex')}.tmp`;
     cpSync(nativeDir, staging, { recursive: true, verbatimSymlinks: true });
@@ -88,7 +90,7 @@ function copyBinariesInto(paths: Paths, runAs: RunAs): string {
     renameSync(staging, target);
   }
   const binDir = join(target, 'bin');
-  if (!canRunBinaries(binDir, paths.dir, runAs)) {
+  if (!canRunBinaries(binDir, paths.clusterDir, runAs)) {
     throw new Error(
       `The service runs as root, so PostgreSQL runs as ${runAs.name}, which cannot run ${binDir}: ${ROOT_REMEDY}`,
     );

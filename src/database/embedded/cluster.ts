@@ -46,7 +46,7 @@ export function initCluster(
   const scratch = `${paths.pgdata}.init`;
   rmSync(scratch, { recursive: true, force: true });
   const connection: ConnectionFile = { port: 0, password: randomBytes(24).toString('base64url') };
-  const passwordFile = join(paths.dir, 'initdb-password');
+  const passwordFile = join(paths.clusterDir, 'initdb-password');
   writeFileSync(passwordFile, `${connection.password}\n`, { mode: 0o600 });
   try {
     if (runAs) chownSync(passwordFile, runAs.uid, runAs.gid);

@@ -5,7 +5,7 @@ import { AppConfig } from '../../config/config';
 import { binariesFor, prepareEmbeddedBinaries } from './binaries';
 import { connectionUrl, initCluster, readConnection, writeConnection } from './cluster';
 import { runningOwner } from './cluster-lock';
-import { checkDataReachable, chooseRunAs } from './run-as';
+import { placeCluster } from './run-as';
 import { choosePort, launch, PortInUseError } from './server';
 import { EmbeddedPostgres, EmbeddedPostgresOptions, Paths } from './types';
 
@@ -46,21 +46,28 @@ const START_ATTEMPTS = 3;
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const dir = resolve(options.dir);
   const binDir = prepareEmbeddedBinaries();
+  // Only the last level is private: parents (DATA_DIR) must stay passable for an unprivileged server.
+  mkdirSync(dirname(dir), { recursive: true });
+  const { runAs, clusterDir } = placeCluster(dir);
   const paths: Paths = {
     dir,
-    pgdata: join(dir, 'pgdata'),
+    clusterDir,
+    pgdata: join(clusterDir, 'pgdata'),
     connection: join(dir, 'connection.json'),
     owner: join(dir, 'owner.pid'),
     binDir,
   };
-  const runAs = chooseRunAs(paths);
-  // Only the last level is private: parents (DATA_DIR) must stay passable for an unprivileged server.
-  mkdirSync(dirname(dir), { recursive: true });
-  if (!existsSync(dir)) mkdirSync(dir, { mode: 0o700 });
+  for (const folder of new Set([dir, clusterDir]))
+    if (!existsSync(folder)) mkdirSync(folder, { mode: 0o700 });
   if (runAs) {
-    chownSync(dir, runAs.uid, runAs.gid);
-    checkDataReachable(paths, runAs);
+    chownSync(clusterDir, runAs.uid, runAs.gid);
     paths.binDir = binariesFor(paths, runAs);
+    if (clusterDir !== dir) {
+      options.logger?.log(
+        `Started as root: PostgreSQL runs as ${runAs.name} and keeps the cluster for ${dir} in ${clusterDir}, where ${runAs.name} can reach it`,
+        'EmbeddedPostgres',
+      );
+    }
   }
   const owner = await runningOwner(paths);
   if (owner !== null) {
@@ -70,6 +77,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     const shared = readConnection(paths);
     return {
       port: shared.port,
+      clusterDir,
       url: (database) => connectionUrl(shared, database),
       stop: async () => undefined,
     };

@@ -102,7 +102,7 @@ export async function launch(
     `PostgreSQL listening on 127.0.0.1:${connection.port}${runAs ? ` as ${runAs.name}` : ''}`,
     'EmbeddedPostgres',
   );
-  return { port: connection.port, url, stop };
+  return { port: connection.port, clusterDir: paths.clusterDir, url, stop };
 }
 
 /** Refusals while starting or stopping, and our own shutdown ending sessions: normal, not worth a warning. */

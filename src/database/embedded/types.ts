@@ -18,12 +18,17 @@ export interface EmbeddedPostgresOptions {
 
 export interface EmbeddedPostgres {
   readonly port: number;
+  /** Holds `pgdata/`: the `dir` given, or the folder root keeps it in when its account cannot reach `dir`. */
+  readonly clusterDir: string;
   url(database: string): string;
   stop(): Promise<void>;
 }
 
 export interface Paths {
+  /** Where the service keeps how to reach the cluster: `connection.json`, `owner.pid`. */
   dir: string;
+  /** Holds the cluster and whatever its account must reach (binaries copy, initdb input); its working dir. */
+  clusterDir: string;
   pgdata: string;
   connection: string;
   /** PID of the service process that started the server: tells an orphaned server from one in use. */
