@@ -4,10 +4,10 @@ import { Client } from 'pg';
 import { AppConfig } from '../../config/config';
 import { binariesFor, prepareEmbeddedBinaries } from './binaries';
 import { connectionUrl, initCluster, readConnection, writeConnection } from './cluster';
-import { runningOwner } from './cluster-lock';
+import { claimCluster, ClusterLock } from './cluster-lock';
 import { placeCluster } from './run-as';
 import { choosePort, launch, PortInUseError } from './server';
-import { EmbeddedPostgres, EmbeddedPostgresOptions, Paths } from './types';
+import { EmbeddedPostgres, EmbeddedPostgresOptions, Paths, RunAs } from './types';
 
 export { prepareEmbeddedBinaries } from './binaries';
 export type { EmbeddedPostgres, EmbeddedPostgresOptions } from './types';
@@ -69,11 +69,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       );
     }
   }
-  const owner = await runningOwner(paths);
-  if (owner !== null) {
-    if (options.exclusive) {
-      throw new Error(`${paths.dir} is in use by another running process (pid ${owner}); stop it first`);
-    }
+  const claim = await claimCluster(paths, options.exclusive ?? false, options.logger);
+  if ('shared' in claim) {
     const shared = readConnection(paths);
     return {
       port: shared.port,
@@ -82,8 +79,28 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       stop: async () => undefined,
     };
   }
-  const connection = existsSync(paths.pgdata) ? readConnection(paths) : initCluster(paths, runAs, options);
+  try {
+    const server = await launchOnFreePort(paths, runAs, claim.lock, options);
+    return {
+      ...server,
+      stop: async () => {
+        await server.stop();
+        claim.lock.release();
+      },
+    };
+  } catch (error) {
+    claim.lock.release();
+    throw error;
+  }
+}
 
+async function launchOnFreePort(
+  paths: Paths,
+  runAs: RunAs | null,
+  lock: ClusterLock,
+  options: EmbeddedPostgresOptions,
+): Promise<EmbeddedPostgres> {
+  const connection = existsSync(paths.pgdata) ? readConnection(paths) : initCluster(paths, runAs, options);
   let lastError: unknown;
   for (let attempt = 0; attempt < START_ATTEMPTS; attempt++) {
     const port = await choosePort(attempt === 0 ? connection.port : undefined);
@@ -92,7 +109,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       writeConnection(paths, connection);
     }
     try {
-      return await launch(paths, runAs, connection, options);
+      return await launch(paths, runAs, connection, lock, options);
     } catch (error) {
       lastError = error;
       // Another process took the port between the check and the bind: try a fresh one.

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { LoggerService } from '@nestjs/common';
 import { Client } from 'pg';
 import { ConnectionFile, connectionUrl } from './cluster';
+import { ClusterLock } from './cluster-lock';
 import { spawnIdentity } from './run-as';
 import { EmbeddedPostgres, EmbeddedPostgresOptions, Paths, RunAs, STOP_TIMEOUT_MS } from './types';
 
@@ -40,6 +41,7 @@ export async function launch(
   paths: Paths,
   runAs: RunAs | null,
   connection: ConnectionFile,
+  lock: ClusterLock,
   options: EmbeddedPostgresOptions,
 ): Promise<EmbeddedPostgres> {
   const settings = {
@@ -55,7 +57,8 @@ export async function launch(
   writeFileSync(paths.owner, String(process.pid));
   const child = spawn(join(paths.binDir, 'postgres'), args, {
     ...spawnIdentity(paths, runAs),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // The server inherits the open lock file, so the lock lasts while it runs, even without this process.
+    stdio: ['ignore', 'pipe', 'pipe', ...(lock.fd === null ? [] : [lock.fd])],
     detached: !options.ephemeral,
   });
   const output = collectOutput(child, options.logger);
