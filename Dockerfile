@@ -36,7 +36,7 @@ COPY --from=production-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # The embedded PostgreSQL's library symlinks are created here, as root, because node_modules is read-only
 # for the runtime user; the service would otherwise create them at its first start.
-RUN node -e "require('./dist/database/embedded-postgres').prepareEmbeddedBinaries()" \
+RUN node -e "require('./dist/database/embedded').prepareEmbeddedBinaries()" \
  && mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

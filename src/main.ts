@@ -3,7 +3,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp, createLogger } from './bootstrap';
 import { AppConfig, ConfigError, loadConfig } from './config/config';
 import { loadEnvFile } from './config/env-file';
-import { ResolvedDatabase, resolveDatabase } from './database/embedded-postgres';
+import { ResolvedDatabase, resolveDatabase } from './database/embedded';
 
 const SHUTDOWN_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 

@@ -3,7 +3,7 @@ import type { LoggerService } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../config/config';
 import { loadEnvFile } from '../config/env-file';
-import { resolveDatabase, ResolvedDatabase } from '../database/embedded-postgres';
+import { resolveDatabase, ResolvedDatabase } from '../database/embedded';
 import { runMigrationsLocked } from '../database/migrate';
 import { buildDataSourceOptions } from '../database/typeorm-options';
 import { describeFailure, parseCommand, UsageError, USAGE } from './commands';

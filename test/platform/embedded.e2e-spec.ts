@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { loadConfig } from '../../src/config/config';
-import { EMBEDDED_DATABASE, resolveDatabase } from '../../src/database/embedded-postgres';
+import { EMBEDDED_DATABASE, resolveDatabase } from '../../src/database/embedded';
 import { freePort } from '../utils/free-port';
 
 /**
@@ -34,12 +34,17 @@ function serviceEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 /** Every service process a test started, so that a failing test leaves nothing running behind. */
 const started: ChildProcess[] = [];
 
-function run(env: Record<string, string>): {
+function run(
+  env: Record<string, string>,
+  wrapper: string[] = [],
+  script = [MAIN],
+): {
   child: ChildProcess;
   output: () => string;
   exited: RunningService['exited'];
 } {
-  const child = spawn(process.execPath, [MAIN], {
+  const [command, ...args] = [...wrapper, process.execPath, ...script];
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: serviceEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -189,7 +194,7 @@ describe('embedded PostgreSQL (built service, DATABASE_URL unset)', () => {
 
     const second = run({ DATA_DIR: dataDir, PORT: String(await freePort()) });
     expect(await second.exited).toEqual({ code: 1, signal: null });
-    expect(second.output()).toContain(`is in use by another running process (pid ${service.child.pid})`);
+    expect(second.output()).toContain(`is in use by another process (pid ${service.child.pid})`);
 
     service.child.kill('SIGTERM');
     expect(await service.exited).toEqual({ code: 0, signal: null });
@@ -252,4 +257,45 @@ describe('embedded PostgreSQL (built service, DATABASE_URL unset)', () => {
     expect(await service.exited).toEqual({ code: 1, signal: null });
     expect(service.output()).toBe('Invalid configuration: PORT must be a whole number, got "eighty"\n');
   });
+
+  // Containers on one volume: each has its own PID namespace, so PIDs in postmaster.pid prove nothing there.
+  (process.getuid?.() === 0 ? it : it.skip)(
+    'refuses a second service in another PID namespace; the first keeps serving, its data intact',
+    async () => {
+      // Like a container: PIDs and System V shared memory of their own (PostgreSQL's own check uses both).
+      const otherNamespace = ['unshare', '--pid', '--ipc', '--fork', '--mount-proc', '--kill-child'];
+      const service = await startService(dataDir);
+      const serverPidFile = readFileSync(pidFile(), 'utf8');
+      await withEmbeddedDb(dataDir, (client) =>
+        client.query(`INSERT INTO schools (name) VALUES ('Namespace High')`),
+      );
+
+      const second = run({ DATA_DIR: dataDir, PORT: String(await freePort()) }, otherNamespace);
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        second.exited,
+        new Promise((resolve) => (timer = setTimeout(() => resolve('still running'), 40_000))),
+      ]);
+      clearTimeout(timer);
+      expect(outcome).toEqual({ code: 1, signal: null });
+      expect(second.output()).toContain(
+        `The embedded database in ${join(dataDir, 'postgres')} is in use by another process (in another container`,
+      );
+
+      // A tool there reaches the server over the loopback it shares here, instead of starting its own.
+      const cli = run({ DATA_DIR: dataDir }, otherNamespace, [
+        join(ROOT, 'dist', 'cli', 'main.js'),
+        'schools:list',
+      ]);
+      expect(await cli.exited).toEqual({ code: 0, signal: null });
+      expect(cli.output()).toContain('"Namespace High"');
+
+      expect((await fetch(`http://127.0.0.1:${service.port}/health`)).status).toBe(200);
+      expect(readFileSync(pidFile(), 'utf8')).toBe(serverPidFile);
+      expect(await schoolNames(dataDir)).toContain('Namespace High');
+      service.child.kill('SIGTERM');
+      expect(await service.exited).toEqual({ code: 0, signal: null });
+    },
+    90_000,
+  );
 });

@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EmbeddedPostgres, startEmbeddedPostgres } from '../../src/database/embedded-postgres';
+import { EmbeddedPostgres, startEmbeddedPostgres } from '../../src/database/embedded';
 import { ensureTemplate } from './database';
 
 /** Handed to global-teardown, which runs in this same process. */

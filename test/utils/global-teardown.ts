@@ -6,5 +6,6 @@ export default async function globalTeardown(): Promise<void> {
   const handle = testServer.embeddedTestPostgres;
   if (!handle) return;
   await handle.server.stop();
-  rmSync(handle.dir, { recursive: true, force: true });
+  // Started by root in a folder PostgreSQL's account cannot enter, the cluster lives elsewhere.
+  for (const dir of [handle.dir, handle.server.clusterDir]) rmSync(dir, { recursive: true, force: true });
 }
