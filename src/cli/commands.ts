@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { INestApplicationContext } from '@nestjs/common';
 import { normalizeEmail } from '../common/validation/email';
 import { SchoolsService } from '../schools/schools.service';
 import { SettingsService } from '../settings/settings.service';
@@ -30,8 +30,8 @@ function args(rest: string[], count: number, names: string): string[] {
   return rest;
 }
 
-/** An invocation checked for its arguments, to run against the database. */
-export type Command = (dataSource: DataSource) => Promise<unknown>;
+/** An invocation checked for its arguments, to run with the services of the CLI's application context. */
+export type Command = (context: INestApplicationContext) => Promise<unknown>;
 
 /**
  * Checks the command and its arguments without the database, so that a wrong invocation is told at once,
@@ -42,20 +42,20 @@ export function parseCommand(argv: string[]): Command {
   switch (command) {
     case 'schools:add': {
       const [name] = args(rest, 1, '<name>');
-      return (dataSource) => new SchoolsService(dataSource).add(name);
+      return (context) => context.get(SchoolsService).add(name);
     }
     case 'schools:list':
       args(rest, 0, 'no arguments');
-      return (dataSource) => new SchoolsService(dataSource).list();
+      return (context) => context.get(SchoolsService).list();
     case 'settings:set': {
       const [key, value] = args(rest, 2, '<key> <value>');
-      return (dataSource) => new SettingsService(dataSource).set(key, parseSettingValue(value));
+      return (context) => context.get(SettingsService).set(key, parseSettingValue(value));
     }
     case 'settings:get': {
       if (rest.length > 1) throw new UsageError('Expected at most one <key>');
       const [key] = rest;
-      return (dataSource) => {
-        const settings = new SettingsService(dataSource);
+      return (context) => {
+        const settings = context.get(SettingsService);
         return key === undefined ? settings.list() : settings.get(key);
       };
     }
@@ -63,7 +63,7 @@ export function parseCommand(argv: string[]): Command {
     case 'users:activate': {
       const email = normalizeEmail(args(rest, 1, '<email>')[0]);
       const active = command === 'users:activate';
-      return (dataSource) => new UsersService(dataSource).setActive(email, active);
+      return (context) => context.get(UsersService).setActive(email, active);
     }
     default:
       throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
@@ -71,8 +71,8 @@ export function parseCommand(argv: string[]): Command {
 }
 
 /** Runs one operator command and returns what it prints as JSON. */
-export async function runCommand(dataSource: DataSource, argv: string[]): Promise<unknown> {
-  return parseCommand(argv)(dataSource);
+export async function runCommand(context: INestApplicationContext, argv: string[]): Promise<unknown> {
+  return parseCommand(argv)(context);
 }
 
 /** The message an operator sees for a failed command. */

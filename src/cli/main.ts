@@ -1,11 +1,10 @@
 import 'reflect-metadata';
-import type { LoggerService } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import type { INestApplicationContext, LoggerService } from '@nestjs/common';
 import { loadConfig } from '../config/config';
 import { loadEnvFile } from '../config/env-file';
 import { resolveDatabase, ResolvedDatabase } from '../database/embedded';
 import { runMigrationsLocked } from '../database/migrate';
-import { buildDataSourceOptions } from '../database/typeorm-options';
+import { createCliContext } from './cli.module';
 import { describeFailure, parseCommand, UsageError, USAGE } from './commands';
 
 /** Progress of the database start and migrations goes to stderr: stdout carries only the JSON result. */
@@ -23,19 +22,15 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   let database: ResolvedDatabase | undefined;
-  let dataSource: DataSource | undefined;
+  let context: INestApplicationContext | undefined;
   try {
     const command = parseCommand(argv);
     loadEnvFile();
     const config = loadConfig();
     database = await resolveDatabase(config, { logger: stderrLogger });
     if (config.database.migrationsRun) await runMigrationsLocked(config, database.url, stderrLogger);
-    dataSource = new DataSource({
-      ...buildDataSourceOptions(config, database.url),
-      extra: { max: 2, application_name: 'classroom-task-service-cli' },
-    });
-    await dataSource.initialize();
-    const result = await command(dataSource);
+    context = await createCliContext(config, database.url);
+    const result = await command(context);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (error) {
@@ -46,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
     }
     return 1;
   } finally {
-    if (dataSource?.isInitialized) await dataSource.destroy();
+    await context?.close();
     await database?.stop();
   }
 }

@@ -10,11 +10,11 @@ import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { AccessService } from '../access/access.service';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { ErrorCode } from '../common/errors/app-error';
+import { zonedIsoFormatter } from '../common/utils/zoned-time';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { scoreNumber } from './submissions.mapper';
 import { DISPLAY_NAME, ROSTER_FROM, ROSTER_ORDER } from './submissions.sql';
-import { zonedIsoFormatter } from './zoned-time';
 
 const EXPORT_HEADER = [
   'Nickname',

@@ -111,10 +111,10 @@ describe('token-user cache: one instance', () => {
   it('a deactivation by the operator CLI refuses the cached token', async () => {
     const user = await createUser(ctx);
     await cacheOn(ctx, user);
-    // The CLI's own UsersService, as its process runs it: only the notification tells this instance.
-    await runCommand(ctx.db, ['users:deactivate', user.email]);
+    // UsersService, as the CLI runs it, evicts nothing: only the notification tells this instance.
+    await runCommand(ctx.app, ['users:deactivate', user.email]);
     await refusedWithin(ctx, user);
-    await runCommand(ctx.db, ['users:activate', user.email]);
+    await runCommand(ctx.app, ['users:activate', user.email]);
     await getMe(ctx, user).expect(401);
   });
 

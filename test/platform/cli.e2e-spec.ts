@@ -143,7 +143,7 @@ describe('operator CLI', () => {
   });
 
   describe('commands in process (edge cases)', () => {
-    const run = (...argv: string[]) => runCommand(ctx.db, argv);
+    const run = (...argv: string[]) => runCommand(ctx.app, argv);
 
     it.each([
       [[], /No command given/],

@@ -88,4 +88,10 @@ describe('module structure', () => {
     const globals = sourceFiles().filter((file) => /@Global\(\)/.test(readFileSync(join(SRC, file), 'utf8')));
     expect(globals).toEqual([join('config', 'config.module.ts')]);
   });
+
+  it('has one zoned-time module, in common', () => {
+    expect(sourceFiles().filter((file) => file.includes('zoned-time'))).toEqual([
+      join('common', 'utils', 'zoned-time.ts'),
+    ]);
+  });
 });
