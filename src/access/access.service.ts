@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { sameUuid } from '../common/utils/uuid';
+import { ClassesRepository, ClassRoleRow } from '../classes/classes.repository';
 import { ClassRole, MANAGER_ROLES } from '../classes/entities/class-member.entity';
 import { PreparedStatement } from '../database/prepared-statement';
 import { memberSeesTaskSql } from './task-rules.sql';
@@ -27,19 +28,6 @@ interface TaskAccessRow {
   deleted: boolean;
 }
 
-interface ClassRoleRow {
-  role: ClassRole | null;
-  is_personal: boolean;
-}
-
-// Prepared: one of the two runs on nearly every request (see PreparedStatement).
-const CLASS_ROLE = new PreparedStatement<ClassRoleRow>(
-  'access.class_role',
-  `SELECT m.role, c.is_personal
-     FROM classes c LEFT JOIN class_members m ON m.class_id = c.id AND m.user_id = $2
-    WHERE c.id = $1`,
-);
-
 const TASK_ACCESS = new PreparedStatement<TaskAccessRow>(
   'access.task',
   `SELECT t.class_id, c.is_personal, m.role,
@@ -57,7 +45,10 @@ const TASK_ACCESS = new PreparedStatement<TaskAccessRow>(
  */
 @Injectable()
 export class AccessService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly classes: ClassesRepository,
+  ) {}
 
   /** Membership of the caller in a class, or 404 (no class) / 403 (not a member, or role not allowed). */
   async requireClassRole(
@@ -65,7 +56,8 @@ export class AccessService {
     userId: string,
     allowed?: readonly ClassRole[],
   ): Promise<ClassAccess> {
-    return this.decideClassRole(await CLASS_ROLE.rows(this.dataSource, [classId, userId]), classId, allowed);
+    const row = await this.classes.classRole(this.dataSource, classId, userId);
+    return this.decideClassRole(row, classId, allowed);
   }
 
   /**
@@ -81,9 +73,8 @@ export class AccessService {
   ): Promise<ClassAccess> {
     // Lock, then read in a second statement: after waiting for the lock PostgreSQL re-reads the locked row,
     // but not the rows joined to it, so a role read in the locking statement could be the one before the wait.
-    await manager.query(`SELECT 1 FROM classes WHERE id = $1 FOR UPDATE`, [classId]);
-    const rows = await manager.query<ClassRoleRow[]>(CLASS_ROLE.text, [classId, userId]);
-    return this.decideClassRole(rows, classId, allowed);
+    await this.classes.lockForUpdate(manager, classId);
+    return this.decideClassRole(await this.classes.classRole(manager, classId, userId), classId, allowed);
   }
 
   /**
@@ -125,12 +116,12 @@ export class AccessService {
   }
 
   private decideClassRole(
-    rows: ClassRoleRow[],
+    row: ClassRoleRow | null,
     classId: string,
     allowed?: readonly ClassRole[],
   ): ClassAccess {
-    if (rows.length === 0) throw AppError.notFound('Class');
-    const { role, is_personal: isPersonal } = rows[0];
+    if (!row) throw AppError.notFound('Class');
+    const { role, is_personal: isPersonal } = row;
     if (role === null) throw AppError.forbidden('You are not a member of this class');
     if (allowed && !allowed.includes(role)) throw AppError.forbidden();
     return { classId, role, isPersonal };

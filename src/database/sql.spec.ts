@@ -1,26 +1,19 @@
 import { DataSource } from 'typeorm';
-import { loadConfig } from '../config/config';
-import { createTestDatabase, dropTestDatabase, withDatabase } from '../../test/utils/database';
+import { createTestDataSource, TestDataSource } from '../../test/utils/test-data-source';
 import { affected, one, Prepared, rows } from './sql';
-import { buildDataSourceOptions } from './typeorm-options';
 
 describe('sql helper (real PostgreSQL)', () => {
-  const adminUrl = process.env.TEST_ADMIN_DATABASE_URL!;
-  let database: string;
+  let source: TestDataSource;
   let db: DataSource;
 
   beforeAll(async () => {
-    database = await createTestDatabase(adminUrl, process.env.TEST_TEMPLATE_DATABASE!);
-    // One pooled connection, so a prepared statement is seen on the connection that runs the next check.
-    const config = loadConfig({ DATA_DIR: '/tmp/cts-test-data', DATABASE_POOL_SIZE: '1' });
-    db = new DataSource(buildDataSourceOptions(config, withDatabase(adminUrl, database)));
-    await db.initialize();
+    source = await createTestDataSource({ DATABASE_POOL_SIZE: '1' });
+    db = source.db;
     await db.query(`CREATE TABLE sql_spec (id int PRIMARY KEY, label text NOT NULL)`);
   });
 
   afterAll(async () => {
-    await db.destroy();
-    await dropTestDatabase(adminUrl, database);
+    await source.close();
   });
 
   beforeEach(async () => {

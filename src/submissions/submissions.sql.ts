@@ -1,4 +1,4 @@
-import { roleRankSql } from '../classes/classes.queries';
+import { roleRankSql } from '../classes/classes.repository';
 
 /**
  * SQL fragments shared by the submission queries. Columns are aliased to the entity property names, so a

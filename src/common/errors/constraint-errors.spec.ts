@@ -1,26 +1,20 @@
 import { QueryFailedError } from 'typeorm';
 import { DataSource } from 'typeorm';
-import { createTestDatabase, dropTestDatabase, withDatabase } from '../../../test/utils/database';
-import { loadConfig } from '../../config/config';
-import { buildDataSourceOptions } from '../../database/typeorm-options';
+import { createTestDataSource, TestDataSource } from '../../../test/utils/test-data-source';
 import { AppError, ErrorCode } from './app-error';
 import { constraintError, withConstraintErrors } from './constraint-errors';
 
 describe('constraint errors (real PostgreSQL)', () => {
-  const adminUrl = process.env.TEST_ADMIN_DATABASE_URL!;
-  let database: string;
+  let source: TestDataSource;
   let db: DataSource;
 
   beforeAll(async () => {
-    database = await createTestDatabase(adminUrl, process.env.TEST_TEMPLATE_DATABASE!);
-    const config = loadConfig({ DATA_DIR: '/tmp/cts-test-data' });
-    db = new DataSource(buildDataSourceOptions(config, withDatabase(adminUrl, database)));
-    await db.initialize();
+    source = await createTestDataSource();
+    db = source.db;
   });
 
   afterAll(async () => {
-    await db.destroy();
-    await dropTestDatabase(adminUrl, database);
+    await source.close();
   });
 
   const addUser = (email: string): Promise<unknown> =>

@@ -1,0 +1,13 @@
+import { Global, Module, Provider } from '@nestjs/common';
+import { ClassesRepository } from '../classes/classes.repository';
+
+/**
+ * Every repository, each in the folder of its aggregate, provided once for the whole application: access
+ * checks, classes, tasks, submissions, users and auth read each other's tables, and importing the feature
+ * modules into each other would make them circular.
+ */
+const REPOSITORIES: Provider[] = [ClassesRepository];
+
+@Global()
+@Module({ providers: REPOSITORIES, exports: REPOSITORIES })
+export class RepositoriesModule {}
