@@ -3,10 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { sameUuid } from '../common/utils/uuid';
+import { TasksRepository } from '../tasks/tasks.repository';
 import { ClassesRepository, ClassRoleRow } from '../classes/classes.repository';
 import { ClassRole, MANAGER_ROLES } from '../classes/entities/class-member.entity';
-import { PreparedStatement } from '../database/prepared-statement';
-import { memberSeesTaskSql } from './task-rules.sql';
 
 export interface ClassAccess {
   classId: string;
@@ -20,25 +19,6 @@ export interface TaskAccess extends ClassAccess {
   canManage: boolean;
 }
 
-interface TaskAccessRow {
-  class_id: string;
-  is_personal: boolean;
-  role: ClassRole | null;
-  visible_to_members: boolean;
-  deleted: boolean;
-}
-
-const TASK_ACCESS = new PreparedStatement<TaskAccessRow>(
-  'access.task',
-  `SELECT t.class_id, c.is_personal, m.role,
-          ${memberSeesTaskSql('t')} AS visible_to_members,
-          (t.deleted_at IS NOT NULL) AS deleted
-     FROM tasks t
-     JOIN classes c ON c.id = t.class_id
-     LEFT JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $2
-    WHERE t.id = $1`,
-);
-
 /**
  * The one place that decides class roles. Every route keyed by a class, task, submission or file asks here.
  * Order of answers: missing resource 404, caller not a member 403, missing role 403.
@@ -48,6 +28,7 @@ export class AccessService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly classes: ClassesRepository,
+    private readonly tasks: TasksRepository,
   ) {}
 
   /** Membership of the caller in a class, or 404 (no class) / 403 (not a member, or role not allowed). */
@@ -105,9 +86,8 @@ export class AccessService {
     userId: string,
     options: { manage?: boolean } = {},
   ): Promise<TaskAccess> {
-    const rows = await TASK_ACCESS.rows(this.dataSource, [taskId, userId]);
-    if (rows.length === 0 || rows[0].deleted) throw AppError.notFound('Task');
-    const row = rows[0];
+    const row = await this.tasks.access(taskId, userId);
+    if (!row || row.deleted) throw AppError.notFound('Task');
     if (row.role === null) throw AppError.forbidden('You are not a member of this class');
     const canManage = MANAGER_ROLES.includes(row.role);
     if (!canManage && !row.visible_to_members) throw AppError.notFound('Task');

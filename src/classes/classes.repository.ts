@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { isUniqueViolation } from '../common/utils/pg-errors';
-import { affected, Db, one, Prepared, rows } from '../database/sql';
+import { affected, Db, entityManager, one, Prepared, rows } from '../database/sql';
 import { ClassRole } from './entities/class-member.entity';
 import { ClassEntity } from './entities/class.entity';
 
@@ -183,8 +183,7 @@ export class ClassesRepository {
 
   async update(db: Db, classId: string, changes: ClassChanges): Promise<void> {
     if (Object.keys(changes).length === 0) return;
-    const manager = db instanceof DataSource ? db.manager : db;
-    await manager.getRepository(ClassEntity).update(classId, changes);
+    await entityManager(db).getRepository(ClassEntity).update(classId, changes);
   }
 
   /** The class row key-share locked by the invite code, so it cannot vanish before the join is written. */

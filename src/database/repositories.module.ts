@@ -1,12 +1,13 @@
 import { Global, Module, Provider } from '@nestjs/common';
 import { ClassesRepository } from '../classes/classes.repository';
+import { TasksRepository } from '../tasks/tasks.repository';
 
 /**
  * Every repository, each in the folder of its aggregate, provided once for the whole application: access
  * checks, classes, tasks, submissions, users and auth read each other's tables, and importing the feature
  * modules into each other would make them circular.
  */
-const REPOSITORIES: Provider[] = [ClassesRepository];
+const REPOSITORIES: Provider[] = [ClassesRepository, TasksRepository];
 
 @Global()
 @Module({ providers: REPOSITORIES, exports: REPOSITORIES })

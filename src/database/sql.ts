@@ -47,7 +47,7 @@ async function execute<Row>(db: Db, statement: Statement, params: unknown[]): Pr
     return { rows: result.rows, affected: result.rowCount ?? 0 };
   }
   const text = statement instanceof Prepared ? statement.text : statement;
-  const manager = db instanceof DataSource ? db.manager : db;
+  const manager = entityManager(db);
   // The structured result is the same for every command; `manager.query` answers UPDATE and DELETE as a
   // [rows, count] tuple and everything else as the rows.
   const runner = manager.queryRunner ?? manager.connection.createQueryRunner();
@@ -58,6 +58,9 @@ async function execute<Row>(db: Db, statement: Statement, params: unknown[]): Pr
     if (runner !== manager.queryRunner) await runner.release();
   }
 }
+
+/** The EntityManager of `db`, for the entity API (its transaction's, or the data source's). */
+export const entityManager = (db: Db): EntityManager => (db instanceof DataSource ? db.manager : db);
 
 /** The rows a statement answers (its RETURNING rows for a write); typed as `Row`, not checked. */
 export async function rows<Row>(db: Db, statement: Statement, params: unknown[] = []): Promise<Row[]> {
