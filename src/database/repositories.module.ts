@@ -1,5 +1,6 @@
 import { Global, Module, Provider } from '@nestjs/common';
 import { ClassesRepository } from '../classes/classes.repository';
+import { SubmissionsRepository } from '../submissions/submissions.repository';
 import { TasksRepository } from '../tasks/tasks.repository';
 
 /**
@@ -7,7 +8,7 @@ import { TasksRepository } from '../tasks/tasks.repository';
  * checks, classes, tasks, submissions, users and auth read each other's tables, and importing the feature
  * modules into each other would make them circular.
  */
-const REPOSITORIES: Provider[] = [ClassesRepository, TasksRepository];
+const REPOSITORIES: Provider[] = [ClassesRepository, TasksRepository, SubmissionsRepository];
 
 @Global()
 @Module({ providers: REPOSITORIES, exports: REPOSITORIES })

@@ -1,8 +1,7 @@
 import { DataSource } from 'typeorm';
-import { createTestDataSource, TestDataSource } from '../../test/utils/test-data-source';
-import { ClassesRepository } from '../classes/classes.repository';
+import { createTestDataSource, seedClass, TestDataSource } from '../../test/utils/test-data-source';
 import { ClassRole } from '../classes/entities/class-member.entity';
-import { one, rows } from '../database/sql';
+import { one } from '../database/sql';
 import { NewTaskRow, TasksRepository } from './tasks.repository';
 
 describe('TasksRepository (real PostgreSQL)', () => {
@@ -16,17 +15,7 @@ describe('TasksRepository (real PostgreSQL)', () => {
     source = await createTestDataSource();
     db = source.db;
     tasks = new TasksRepository(db);
-    const classes = new ClassesRepository(db);
-    [{ id: ownerId }] = await rows<{ id: string }>(
-      db,
-      `INSERT INTO users (email, password_hash) VALUES ('owner@example.test', 'x') RETURNING id`,
-    );
-    classId = await db.transaction(async (manager) => {
-      const fields = { name: 'Physics', description: null, color: '#6366f1', ownerId, schoolId: null };
-      const id = (await classes.insert(manager, fields, 'TASKSPEC01'))!;
-      await classes.addMember(manager, id, ownerId, ClassRole.OWNER);
-      return id;
-    });
+    ({ ownerId, classId } = await seedClass(db, 'owner@example.test'));
   });
 
   afterAll(() => source.close());

@@ -23,3 +23,27 @@ export async function createTestDataSource(env: Record<string, string> = {}): Pr
     },
   };
 }
+
+/** A user, and a class owned by that user, written with plain SQL. */
+export async function seedClass(
+  db: DataSource,
+  email: string,
+): Promise<{ ownerId: string; classId: string }> {
+  const [{ id: ownerId }] = await db.query<{ id: string }[]>(
+    `INSERT INTO users (email, password_hash) VALUES ($1, 'x') RETURNING id`,
+    [email],
+  );
+  const classId = await db.transaction(async (manager) => {
+    const [{ id }] = await manager.query<{ id: string }[]>(
+      `INSERT INTO classes (name, owner_id, invite_code) VALUES ('Seeded', $1::uuid, upper(substr(md5($1::text), 1, 10)))
+       RETURNING id`,
+      [ownerId],
+    );
+    await manager.query(`INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, 'OWNER')`, [
+      id,
+      ownerId,
+    ]);
+    return id;
+  });
+  return { ownerId, classId };
+}
