@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { RepositoriesModule } from './database/repositories.module';
 import { AccessModule } from './access/access.module';
 import { ClassRoleGuard } from './access/class-role.guard';
 import { AiModule } from './ai/ai.module';
@@ -36,6 +37,7 @@ export class AppModule {
         }),
         DatabaseOutageModule,
         ScheduleModule.forRoot(),
+        RepositoriesModule,
         AccessModule,
         FilesModule,
         MailModule,

@@ -3,9 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { sameUuid } from '../common/utils/uuid';
-import { PreparedStatement } from '../database/prepared-statement';
+import { TasksRepository } from '../tasks/tasks.repository';
+import { ClassesRepository, ClassRoleRow } from '../classes/classes.repository';
 import { ClassRole, MANAGER_ROLES } from './class-roles';
-import { memberSeesTaskSql } from './task-rules.sql';
 
 export interface ClassAccess {
   classId: string;
@@ -19,45 +19,17 @@ export interface TaskAccess extends ClassAccess {
   canManage: boolean;
 }
 
-interface TaskAccessRow {
-  class_id: string;
-  is_personal: boolean;
-  role: ClassRole | null;
-  visible_to_members: boolean;
-  deleted: boolean;
-}
-
-interface ClassRoleRow {
-  role: ClassRole | null;
-  is_personal: boolean;
-}
-
-// Prepared: one of the two runs on nearly every request (see PreparedStatement).
-const CLASS_ROLE = new PreparedStatement<ClassRoleRow>(
-  'access.class_role',
-  `SELECT m.role, c.is_personal
-     FROM classes c LEFT JOIN class_members m ON m.class_id = c.id AND m.user_id = $2
-    WHERE c.id = $1`,
-);
-
-const TASK_ACCESS = new PreparedStatement<TaskAccessRow>(
-  'access.task',
-  `SELECT t.class_id, c.is_personal, m.role,
-          ${memberSeesTaskSql('t')} AS visible_to_members,
-          (t.deleted_at IS NOT NULL) AS deleted
-     FROM tasks t
-     JOIN classes c ON c.id = t.class_id
-     LEFT JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $2
-    WHERE t.id = $1`,
-);
-
 /**
  * The one place that decides class roles. Every route keyed by a class, task, submission or file asks here.
  * Order of answers: missing resource 404, caller not a member 403, missing role 403.
  */
 @Injectable()
 export class AccessService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly classes: ClassesRepository,
+    private readonly tasks: TasksRepository,
+  ) {}
 
   /** Membership of the caller in a class, or 404 (no class) / 403 (not a member, or role not allowed). */
   async requireClassRole(
@@ -65,7 +37,8 @@ export class AccessService {
     userId: string,
     allowed?: readonly ClassRole[],
   ): Promise<ClassAccess> {
-    return this.decideClassRole(await CLASS_ROLE.rows(this.dataSource, [classId, userId]), classId, allowed);
+    const row = await this.classes.classRole(this.dataSource, classId, userId);
+    return this.decideClassRole(row, classId, allowed);
   }
 
   /**
@@ -81,9 +54,8 @@ export class AccessService {
   ): Promise<ClassAccess> {
     // Lock, then read in a second statement: after waiting for the lock PostgreSQL re-reads the locked row,
     // but not the rows joined to it, so a role read in the locking statement could be the one before the wait.
-    await manager.query(`SELECT 1 FROM classes WHERE id = $1 FOR UPDATE`, [classId]);
-    const rows = await manager.query<ClassRoleRow[]>(CLASS_ROLE.text, [classId, userId]);
-    return this.decideClassRole(rows, classId, allowed);
+    await this.classes.lockForUpdate(manager, classId);
+    return this.decideClassRole(await this.classes.classRole(manager, classId, userId), classId, allowed);
   }
 
   /**
@@ -114,9 +86,8 @@ export class AccessService {
     userId: string,
     options: { manage?: boolean } = {},
   ): Promise<TaskAccess> {
-    const rows = await TASK_ACCESS.rows(this.dataSource, [taskId, userId]);
-    if (rows.length === 0 || rows[0].deleted) throw AppError.notFound('Task');
-    const row = rows[0];
+    const row = await this.tasks.access(taskId, userId);
+    if (!row || row.deleted) throw AppError.notFound('Task');
     if (row.role === null) throw AppError.forbidden('You are not a member of this class');
     const canManage = MANAGER_ROLES.includes(row.role);
     if (!canManage && !row.visible_to_members) throw AppError.notFound('Task');
@@ -125,12 +96,12 @@ export class AccessService {
   }
 
   private decideClassRole(
-    rows: ClassRoleRow[],
+    row: ClassRoleRow | null,
     classId: string,
     allowed?: readonly ClassRole[],
   ): ClassAccess {
-    if (rows.length === 0) throw AppError.notFound('Class');
-    const { role, is_personal: isPersonal } = rows[0];
+    if (!row) throw AppError.notFound('Class');
+    const { role, is_personal: isPersonal } = row;
     if (role === null) throw AppError.forbidden('You are not a member of this class');
     if (allowed && !allowed.includes(role)) throw AppError.forbidden();
     return { classId, role, isPersonal };

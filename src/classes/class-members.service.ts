@@ -4,15 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AccessService, ClassAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { sameUuid } from '../common/utils/uuid';
-import {
-  ClassMemberRow,
-  ClassSummaryRow,
-  findMemberRole,
-  getClassMember,
-  getClassSummary,
-  listClassMembers,
-  setMemberRole,
-} from './classes.queries';
+import { ClassesRepository, ClassMemberRow, ClassSummaryRow } from './classes.repository';
 import { ClassRole } from './entities/class-member.entity';
 
 /**
@@ -25,10 +17,11 @@ export class ClassMembersService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly access: AccessService,
+    private readonly classes: ClassesRepository,
   ) {}
 
   list(classId: string): Promise<ClassMemberRow[]> {
-    return listClassMembers(this.dataSource.manager, classId);
+    return this.classes.listMembers(classId);
   }
 
   /** OWNER only; ADMIN ↔ MEMBER. The OWNER's own role changes only by a transfer. */
@@ -50,8 +43,8 @@ export class ClassMembersService {
       if (current === ClassRole.OWNER) {
         throw AppError.validation("The owner's role cannot be changed; transfer ownership instead");
       }
-      await setMemberRole(manager, access.classId, targetId, role);
-      return getClassMember(manager, access.classId, targetId);
+      await this.classes.setMemberRole(manager, access.classId, targetId, role);
+      return this.classes.getMember(manager, access.classId, targetId);
     });
   }
 
@@ -66,10 +59,7 @@ export class ClassMembersService {
         AppError.notFound('Member'),
       );
       this.access.assertCanRemoveMember(caller, callerId, targetId, targetRole);
-      await manager.query(`DELETE FROM class_members WHERE class_id = $1 AND user_id = $2`, [
-        classId,
-        targetId,
-      ]);
+      await this.classes.removeMember(manager, classId, targetId);
     });
   }
 
@@ -90,13 +80,10 @@ export class ClassMembersService {
         newOwnerId,
         AppError.validation('newOwnerId is not a member'),
       );
-      await setMemberRole(manager, classId, callerId, ClassRole.ADMIN);
-      await setMemberRole(manager, classId, newOwnerId, ClassRole.OWNER);
-      await manager.query(`UPDATE classes SET owner_id = $2, updated_at = now() WHERE id = $1`, [
-        classId,
-        newOwnerId,
-      ]);
-      return getClassSummary(manager, callerId, classId);
+      await this.classes.setMemberRole(manager, classId, callerId, ClassRole.ADMIN);
+      await this.classes.setMemberRole(manager, classId, newOwnerId, ClassRole.OWNER);
+      await this.classes.setOwner(manager, classId, newOwnerId);
+      return this.classes.getSummary(manager, callerId, classId);
     });
   }
 
@@ -106,7 +93,7 @@ export class ClassMembersService {
     userId: string,
     notMember: AppError,
   ): Promise<ClassRole> {
-    const role = await findMemberRole(manager, classId, userId);
+    const role = await this.classes.findMemberRole(manager, classId, userId);
     if (role === null) throw notMember;
     return role;
   }

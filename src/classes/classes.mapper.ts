@@ -1,6 +1,6 @@
 import { avatarHash } from '../common/utils/avatar';
 import { iso } from '../common/utils/time';
-import { ClassMemberRow, ClassSummaryRow } from './classes.queries';
+import { ClassMemberRow, ClassSummaryRow } from './classes.repository';
 import { ClassMemberResponse, ClassSummaryResponse } from './dto/class.response';
 import { ClassRole } from './entities/class-member.entity';
 

@@ -1,23 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { AccessService, ClassAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
-import { isUniqueViolation } from '../common/utils/pg-errors';
 import { FileStorage } from '../files/file-storage';
-import { ClassSummaryRow, getClassSummary, listClassSummaries } from './classes.queries';
+import { ClassChanges, ClassesRepository, ClassSummaryRow } from './classes.repository';
 import { CreateClassDto, UpdateClassDto } from './dto/class-fields.dto';
-import { ClassEntity, DEFAULT_CLASS_COLOR } from './entities/class.entity';
+import { DEFAULT_CLASS_COLOR } from './entities/class.entity';
 import { ClassRole, MANAGER_ROLES } from './entities/class-member.entity';
 import { normalizeInviteCode, withFreshInviteCode } from './invite-code';
-
-/** The class an invite code names, as the joining user meets it. */
-interface JoinTargetRow {
-  id: string;
-  school_id: string | null;
-  user_school_id: string | null;
-  is_member: boolean;
-}
 
 const ALREADY_A_MEMBER = (): AppError => AppError.conflict('You are already a member of this class');
 
@@ -27,43 +18,34 @@ export class ClassesService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly access: AccessService,
     private readonly storage: FileStorage,
+    private readonly classes: ClassesRepository,
   ) {}
 
   list(userId: string): Promise<ClassSummaryRow[]> {
-    return listClassSummaries(this.dataSource.manager, userId);
+    return this.classes.listSummaries(userId);
   }
 
   get(userId: string, classId: string): Promise<ClassSummaryRow> {
-    return getClassSummary(this.dataSource.manager, userId, classId);
+    return this.classes.getSummary(this.dataSource, userId, classId);
   }
 
   /** A shared class with the caller as OWNER; class and membership commit together (deferred owner FK). */
   create(userId: string, dto: CreateClassDto): Promise<ClassSummaryRow> {
     return this.dataSource.transaction(async (manager) => {
-      if (dto.schoolId) await this.lockSchool(manager, dto.schoolId);
-      const classId = await withFreshInviteCode(async (code) => {
-        const rows: { id: string }[] = await manager.query(
-          `INSERT INTO classes (name, description, color, owner_id, school_id, invite_code)
-           VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (invite_code) DO NOTHING
-           RETURNING id`,
-          [
-            dto.name,
-            dto.description ?? null,
-            dto.color ?? DEFAULT_CLASS_COLOR,
-            userId,
-            dto.schoolId ?? null,
-            code,
-          ],
-        );
-        return rows[0]?.id;
-      });
-      await manager.query(`INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, $3)`, [
-        classId,
-        userId,
-        ClassRole.OWNER,
-      ]);
-      return getClassSummary(manager, userId, classId);
+      // The school row stays locked against deletion until the class is committed.
+      if (dto.schoolId && !(await this.classes.lockSchool(manager, dto.schoolId))) {
+        throw AppError.validation('schoolId does not name a known school');
+      }
+      const fields = {
+        name: dto.name,
+        description: dto.description ?? null,
+        color: dto.color ?? DEFAULT_CLASS_COLOR,
+        ownerId: userId,
+        schoolId: dto.schoolId ?? null,
+      };
+      const classId = await withFreshInviteCode((code) => this.classes.insert(manager, fields, code));
+      await this.classes.addMember(manager, classId, userId, ClassRole.OWNER);
+      return this.classes.getSummary(manager, userId, classId);
     });
   }
 
@@ -71,12 +53,12 @@ export class ClassesService {
   update(userId: string, classId: string, dto: UpdateClassDto): Promise<ClassSummaryRow> {
     return this.dataSource.transaction(async (manager) => {
       await this.access.lockClassRole(manager, classId, userId, MANAGER_ROLES);
-      const changes: Partial<Pick<ClassEntity, 'name' | 'description' | 'color'>> = {};
+      const changes: ClassChanges = {};
       if (dto.name !== undefined) changes.name = dto.name;
       if (dto.description !== undefined) changes.description = dto.description;
       if (dto.color !== undefined) changes.color = dto.color;
-      if (Object.keys(changes).length > 0) await manager.getRepository(ClassEntity).update(classId, changes);
-      return getClassSummary(manager, userId, classId);
+      await this.classes.update(manager, classId, changes);
+      return this.classes.getSummary(manager, userId, classId);
     });
   }
 
@@ -89,27 +71,9 @@ export class ClassesService {
     const fileKeys = await this.dataSource.transaction(async (manager) => {
       const access = await this.access.lockClassRole(manager, classId, userId, [ClassRole.OWNER]);
       if (access.isPersonal) throw AppError.forbidden('The personal class cannot be deleted');
-      await manager.query(
-        `SELECT count(*) FROM (SELECT 1 FROM tasks WHERE class_id = $1 FOR UPDATE) locked`,
-        [classId],
-      );
-      await manager.query(
-        `SELECT count(*) FROM (
-           SELECT 1 FROM submissions s JOIN tasks t ON t.id = s.task_id WHERE t.class_id = $1 FOR UPDATE OF s
-         ) locked`,
-        [classId],
-      );
-      const rows: { file_key: string }[] = await manager.query(
-        `SELECT ta.file_key FROM task_attachments ta JOIN tasks t ON t.id = ta.task_id WHERE t.class_id = $1
-         UNION ALL
-         SELECT sa.file_key FROM submission_attachments sa
-           JOIN submissions s ON s.id = sa.submission_id
-           JOIN tasks t ON t.id = s.task_id
-          WHERE t.class_id = $1`,
-        [classId],
-      );
-      await manager.query(`DELETE FROM classes WHERE id = $1`, [classId]);
-      return rows.map((row) => row.file_key);
+      const keys = await this.classes.lockContentFileKeys(manager, classId);
+      await this.classes.delete(manager, classId);
+      return keys;
     });
     // The class is already gone: a storage failure leaves orphaned files only (logged).
     await this.storage.discard(fileKeys, { classId });
@@ -121,29 +85,17 @@ export class ClassesService {
    */
   join(userId: string, inviteCode: string): Promise<ClassSummaryRow> {
     return this.dataSource.transaction(async (manager) => {
-      const rows: JoinTargetRow[] = await manager.query(
-        `SELECT c.id, c.school_id, u.school_id AS user_school_id,
-                EXISTS (SELECT 1 FROM class_members m WHERE m.class_id = c.id AND m.user_id = u.id) AS is_member
-           FROM classes c JOIN users u ON u.id = $2
-          WHERE c.invite_code = $1
-            FOR KEY SHARE OF c`,
-        [normalizeInviteCode(inviteCode), userId],
-      );
-      if (rows.length === 0) throw AppError.notFound('Invite code');
-      const target = rows[0];
+      const target = await this.classes.joinTarget(manager, normalizeInviteCode(inviteCode), userId);
+      if (!target) throw AppError.notFound('Invite code');
       if (target.is_member) throw ALREADY_A_MEMBER();
       if (target.school_id !== null && target.school_id !== target.user_school_id) {
         throw AppError.forbidden('This class is restricted to another school');
       }
-      // ON CONFLICT waits for a concurrent join of the same user to finish and then reports the duplicate.
-      const inserted: unknown[] = await manager.query(
-        `INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, $3)
-         ON CONFLICT (class_id, user_id) DO NOTHING
-         RETURNING user_id`,
-        [target.id, userId, ClassRole.MEMBER],
-      );
-      if (inserted.length === 0) throw ALREADY_A_MEMBER();
-      return getClassSummary(manager, userId, target.id);
+      // A concurrent join of the same user is waited for and then reported as the duplicate.
+      if (!(await this.classes.addMemberIfAbsent(manager, target.id, userId, ClassRole.MEMBER))) {
+        throw ALREADY_A_MEMBER();
+      }
+      return this.classes.getSummary(manager, userId, target.id);
     });
   }
 
@@ -155,28 +107,9 @@ export class ClassesService {
     if (access.isPersonal) throw AppError.forbidden('A personal class has no invite code');
     return this.dataSource.transaction(async (manager) => {
       await this.access.lockClassRole(manager, access.classId, userId, MANAGER_ROLES);
-      return withFreshInviteCode(async (code) => {
-        await manager.query('SAVEPOINT new_invite_code');
-        try {
-          await manager.query(`UPDATE classes SET invite_code = $2, updated_at = now() WHERE id = $1`, [
-            access.classId,
-            code,
-          ]);
-          return code;
-        } catch (error) {
-          if (!isUniqueViolation(error)) throw error;
-          await manager.query('ROLLBACK TO SAVEPOINT new_invite_code');
-          return undefined;
-        }
-      });
+      return withFreshInviteCode(async (code) =>
+        (await this.classes.trySetInviteCode(manager, access.classId, code)) ? code : undefined,
+      );
     });
-  }
-
-  /** 400 for an unknown school; the row stays locked against deletion until the class is committed. */
-  private async lockSchool(manager: EntityManager, schoolId: string): Promise<void> {
-    const rows: unknown[] = await manager.query(`SELECT 1 FROM schools WHERE id = $1 FOR KEY SHARE`, [
-      schoolId,
-    ]);
-    if (rows.length === 0) throw AppError.validation('schoolId does not name a known school');
   }
 }

@@ -1,16 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { isForbiddenLiteralHost } from './channels/webhook-target';
 import { NotificationPrefDto, UpsertNotificationPrefDto } from './dto/notification-pref.dto';
 import { NotificationChannelName } from './entities/notification-pref.entity';
-import { PrefRow, toNotificationPrefDto } from './notifications.mapper';
-
-const PREF_COLUMNS = `id, channel, address, is_enabled AS "isEnabled", secret`;
+import { toNotificationPrefDto } from './notifications.mapper';
+import { NotificationsRepository } from './notifications.repository';
 
 /** Standard Webhooks secret: `whsec_` + base64 of a 32-byte key. */
 const newWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
@@ -19,17 +16,11 @@ const newWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64
 export class NotificationPrefsService {
   constructor(
     @InjectConfig() private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly notifications: NotificationsRepository,
   ) {}
 
   async list(userId: string): Promise<NotificationPrefDto[]> {
-    const rows: PrefRow[] = await this.dataSource.query(
-      `SELECT ${PREF_COLUMNS} FROM notification_prefs
-        WHERE user_id = $1
-        ORDER BY array_position(ARRAY['EMAIL', 'WEBHOOK', 'MESSENGER']::varchar[], channel)`,
-      [userId],
-    );
-    return rows.map(toNotificationPrefDto);
+    return (await this.notifications.listPrefs(userId)).map(toNotificationPrefDto);
   }
 
   /**
@@ -42,14 +33,12 @@ export class NotificationPrefsService {
     if (isWebhook && !this.config.webhook.allowPrivate && isForbiddenLiteralHost(new URL(body.address))) {
       throw AppError.validation('address must not point to a loopback, private or link-local host');
     }
-    const [row]: PrefRow[] = await this.dataSource.query(
-      `INSERT INTO notification_prefs (user_id, channel, address, is_enabled, secret)
-       VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (user_id, channel)
-       DO UPDATE SET address = EXCLUDED.address, is_enabled = EXCLUDED.is_enabled, updated_at = now()
-       RETURNING ${PREF_COLUMNS}`,
-      [userId, body.channel, body.address, body.isEnabled, isWebhook ? newWebhookSecret() : null],
-    );
+    const row = await this.notifications.upsertPref(userId, {
+      channel: body.channel,
+      address: body.address,
+      isEnabled: body.isEnabled,
+      secret: isWebhook ? newWebhookSecret() : null,
+    });
     return toNotificationPrefDto(row);
   }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
-import { isUniqueViolation } from '../common/utils/pg-errors';
+import { withConstraintErrors } from '../common/errors/constraint-errors';
 import { SchoolDto } from './dto/school.dto';
 import { School } from './entities/school.entity';
 import { toSchoolDto } from './schools.mapper';
@@ -34,12 +34,9 @@ export class SchoolsService {
     if (name.length === 0 || name.length > SCHOOL_NAME_MAX_LENGTH) {
       throw AppError.validation(`School name must be 1 to ${SCHOOL_NAME_MAX_LENGTH} characters`);
     }
-    try {
-      const school = await this.dataSource.getRepository(School).save({ name });
-      return toSchoolDto(school);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw AppError.conflict(`A school named "${name}" already exists`);
-      throw error;
-    }
+    const school = await withConstraintErrors(() => this.dataSource.getRepository(School).save({ name }), {
+      name,
+    });
+    return toSchoolDto(school);
   }
 }

@@ -4,7 +4,6 @@ import { stringify } from 'csv-stringify';
 import type { Response } from 'express';
 import { Transform, TransformCallback, pipeline } from 'node:stream';
 import { Pool } from 'pg';
-import QueryStream from 'pg-query-stream';
 import { DataSource } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { AccessService } from '../access/access.service';
@@ -14,7 +13,7 @@ import { zonedIsoFormatter } from '../common/utils/zoned-time';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { scoreNumber } from './submissions.mapper';
-import { DISPLAY_NAME, ROSTER_FROM, ROSTER_ORDER } from './submissions.sql';
+import { ExportRow, SubmissionsRepository } from './submissions.repository';
 
 const EXPORT_HEADER = [
   'Nickname',
@@ -26,23 +25,6 @@ const EXPORT_HEADER = [
   'Last update time',
   'Score',
 ];
-
-interface ExportRow {
-  displayName: string;
-  schoolName: string | null;
-  studentId: string | null;
-  className: string;
-  title: string;
-  firstSubmittedAt: Date | null;
-  lastUpdatedAt: Date | null;
-  score: string | null;
-}
-
-const EXPORT_SQL = `SELECT ${DISPLAY_NAME} AS "displayName", sc.name AS "schoolName", u.student_id AS "studentId",
-       c.name AS "className", t.title, s.first_submitted_at AS "firstSubmittedAt",
-       s.last_updated_at AS "lastUpdatedAt", s.score
-  ${ROSTER_FROM}
-  ${ROSTER_ORDER}`;
 
 /** Rows fetched from the cursor per round trip; memory holds about this many rows at a time. */
 const CURSOR_BATCH = 500;
@@ -101,6 +83,7 @@ export class SubmissionsExportService implements OnApplicationShutdown {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly access: AccessService,
     @InjectConfig() private readonly config: AppConfig,
+    private readonly submissions: SubmissionsRepository,
   ) {}
 
   async export(taskId: string, user: AuthUser, response: Response): Promise<StreamableFile> {
@@ -113,7 +96,7 @@ export class SubmissionsExportService implements OnApplicationShutdown {
       this.logger.warn({ taskId }, 'Submission export cut: the client took nothing for too long');
       response.destroy();
     });
-    const rows = client.query(new QueryStream(EXPORT_SQL, [taskId], { batchSize: CURSOR_BATCH }));
+    const rows = this.submissions.exportRows(client, taskId, CURSOR_BATCH);
     const toRecord = new Transform({
       objectMode: true,
       transform(row: ExportRow, _encoding: BufferEncoding, done: TransformCallback) {

@@ -1,4 +1,3 @@
-import { ClassRole } from '../classes/entities/class-member.entity';
 import { avatarHash } from '../common/utils/avatar';
 import { iso } from '../common/utils/time';
 import { toAttachmentResponse } from '../files/attachment.response';
@@ -10,21 +9,7 @@ import {
 } from './dto/submission.response';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { Submission } from './entities/submission.entity';
-
-/** A submission row without its body, as the grader's list reads it. */
-export type SubmissionSummaryRow = Omit<Submission, 'content'>;
-
-interface RosterMember {
-  memberId: string;
-  nickname: string | null;
-  email: string;
-  schoolName: string | null;
-  studentId: string | null;
-  role: ClassRole;
-}
-
-/** One class member of the grader's list; the submission columns are all null when there is no submission. */
-export type RosterRow = RosterMember & (SubmissionSummaryRow | { [K in keyof SubmissionSummaryRow]: null });
+import { RosterRow, SubmissionSummaryRow } from './submissions.repository';
 
 /** numeric(12,2) arrives as a string ("12.50"); JSON carries it as a number (12.5). */
 export function scoreNumber(score: string | null): number | null {

@@ -8,8 +8,7 @@ import { FileStorage } from '../files/file-storage';
 import { UploadedFileInfo } from '../files/multer-storage.engine';
 import { uploadMetadata } from '../files/upload-metadata';
 import { TaskAttachmentResponse } from './dto/task.response';
-import { TaskAttachment } from './entities/task-attachment.entity';
-import { lockLiveTask } from './task-writes';
+import { TasksRepository } from './tasks.repository';
 
 /** A bound on the attachment list of one task. */
 export const ATTACHMENTS_PER_TASK_MAX = 50;
@@ -20,6 +19,7 @@ export class TaskAttachmentsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly access: AccessService,
     private readonly storage: FileStorage,
+    private readonly tasks: TasksRepository,
   ) {}
 
   /** The file is already stored when this runs; it is removed again unless its row is written. */
@@ -34,19 +34,12 @@ export class TaskAttachmentsService {
       const { originalName, mimeType } = uploadMetadata(file);
       const attachment = await this.dataSource.transaction(async (manager) => {
         // Locked: the count below holds until the insert, and a concurrent delete of the task waits.
-        await lockLiveTask(manager, taskId);
-        if ((await manager.count(TaskAttachment, { where: { taskId } })) >= ATTACHMENTS_PER_TASK_MAX) {
+        await this.tasks.lockLive(manager, taskId);
+        if ((await this.tasks.countAttachments(manager, taskId)) >= ATTACHMENTS_PER_TASK_MAX) {
           throw AppError.validation(`A task has at most ${ATTACHMENTS_PER_TASK_MAX} attachments`);
         }
-        return manager.save(
-          manager.create(TaskAttachment, {
-            taskId,
-            fileKey: file.key,
-            originalName,
-            mimeType,
-            sizeBytes: String(file.size),
-          }),
-        );
+        const stored = { fileKey: file.key, originalName, mimeType, sizeBytes: file.size };
+        return this.tasks.addAttachment(manager, taskId, stored);
       });
       return toAttachmentResponse(attachment);
     } catch (error) {
@@ -57,11 +50,8 @@ export class TaskAttachmentsService {
 
   /** `access` comes from the route's `@RequireTaskAccess({ manage: true })`. */
   async remove({ taskId }: TaskAccess, attachmentId: string): Promise<void> {
-    const [rows] = await this.dataSource.query<[{ file_key: string }[], number]>(
-      `DELETE FROM task_attachments WHERE id = $1 AND task_id = $2 RETURNING file_key`,
-      [attachmentId, taskId],
-    );
-    if (rows.length === 0) throw AppError.notFound('Attachment');
-    await this.storage.discard([rows[0].file_key], { taskId });
+    const fileKey = await this.tasks.deleteAttachment(this.dataSource, taskId, attachmentId);
+    if (fileKey === null) throw AppError.notFound('Attachment');
+    await this.storage.discard([fileKey], { taskId });
   }
 }

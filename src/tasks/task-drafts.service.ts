@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AccessService, TaskAccess } from '../access/access.service';
 import { ParseInput, ParseResult } from '../ai/ai-provider';
@@ -13,9 +13,8 @@ import { AppError } from '../common/errors/app-error';
 import { RunningJobs } from '../common/jobs/running-jobs';
 import { FileStorage } from '../files/file-storage';
 import { DraftMarkdownResponse } from './dto/task.response';
-import { TaskAttachment } from './entities/task-attachment.entity';
 import { Task } from './entities/task.entity';
-import { lockLiveTask, updateTask } from './task-writes';
+import { TasksRepository } from './tasks.repository';
 
 /** Text-like attachments are read into the parse input, each and all together bounded. */
 const TEXT_ATTACHMENT = /^text\//i;
@@ -57,6 +56,7 @@ export class TaskDraftsService {
     private readonly ai: AiService,
     private readonly storage: FileStorage,
     private readonly jobs: RunningJobs,
+    private readonly tasks: TasksRepository,
   ) {}
 
   /**
@@ -65,7 +65,7 @@ export class TaskDraftsService {
    * checked again only to write. `access` comes from the route's `@RequireTaskAccess({ manage: true })`.
    */
   async parse({ taskId }: TaskAccess, user: AuthUser, dto: ParseDraftDto): Promise<DraftParseResultResponse> {
-    const task = await this.dataSource.getRepository(Task).findOneBy({ id: taskId, deletedAt: IsNull() });
+    const task = await this.tasks.findLive(taskId);
     if (!task) throw AppError.notFound('Task');
     assertDraft(task);
     const text = dto.text ?? task.sourceText;
@@ -75,22 +75,24 @@ export class TaskDraftsService {
     const input: ParseInput = { text, attachments: await this.readTextAttachments(taskId) };
     const result = await this.ai.parse(input, user);
     const markdownCached = await this.dataSource.transaction(async (manager) => {
-      const draft = await lockLiveTask(manager, taskId);
+      const draft = await this.tasks.lockLive(manager, taskId);
       assertDraft(draft);
       const changes: QueryDeepPartialEntity<Task> = parsedTimes(draft, result);
       if (result.title !== null) changes.title = result.title;
       if (result.description !== null) changes.description = result.description;
       if (dto.text !== undefined) changes.sourceText = dto.text;
-      await updateTask(manager, taskId, changes);
-      if (result.description !== null) await this.cacheMarkdown(manager, taskId, result.description);
-      return (await this.cachedMarkdown(manager, taskId)) !== null;
+      await this.tasks.update(manager, taskId, changes);
+      if (result.description !== null) {
+        await this.tasks.cacheMarkdown(manager, taskId, result.description, MARKDOWN_CACHE_TTL);
+      }
+      return (await this.tasks.cachedMarkdown(manager, taskId)) !== null;
     });
     return { ...result, markdownCached };
   }
 
   async draftMarkdown(taskId: string, userId: string): Promise<DraftMarkdownResponse> {
     await this.access.requireTaskAccess(taskId, userId, { manage: true });
-    return { markdown: await this.cachedMarkdown(this.dataSource.manager, taskId) };
+    return { markdown: await this.tasks.cachedMarkdown(this.dataSource, taskId) };
   }
 
   /** Expired rows are never read (see cachedMarkdown); this only reclaims their space. */
@@ -100,35 +102,14 @@ export class TaskDraftsService {
   }
 
   private async deleteExpiredMarkdown(): Promise<number> {
-    const [, removed] = await this.dataSource.query<[unknown[], number]>(
-      `DELETE FROM task_markdown_cache WHERE expires_at <= now()`,
-    );
+    const removed = await this.tasks.purgeExpiredMarkdown();
     if (removed > 0) this.logger.log({ removed }, 'Purged expired Markdown drafts');
     return removed;
   }
 
-  private async cacheMarkdown(manager: EntityManager, taskId: string, markdown: string): Promise<void> {
-    await manager.query(
-      `INSERT INTO task_markdown_cache (task_id, markdown, expires_at) VALUES ($1, $2, now() + $3::interval)
-       ON CONFLICT (task_id) DO UPDATE SET markdown = EXCLUDED.markdown, expires_at = EXCLUDED.expires_at`,
-      [taskId, markdown, MARKDOWN_CACHE_TTL],
-    );
-  }
-
-  private async cachedMarkdown(manager: EntityManager, taskId: string): Promise<string | null> {
-    const [row] = await manager.query<{ markdown: string }[]>(
-      `SELECT markdown FROM task_markdown_cache WHERE task_id = $1 AND expires_at > now()`,
-      [taskId],
-    );
-    return row?.markdown ?? null;
-  }
-
   /** The beginning of each text-like attachment, oldest first, within the size bounds. */
   private async readTextAttachments(taskId: string): Promise<ParseInput['attachments']> {
-    const attachments = await this.dataSource.getRepository(TaskAttachment).find({
-      where: { taskId },
-      order: { createdAt: 'ASC', id: 'ASC' },
-    });
+    const attachments = await this.tasks.listAttachments(taskId);
     const texts: ParseInput['attachments'] = [];
     let budget = ATTACHMENTS_TEXT_MAX_CHARS;
     for (const attachment of attachments) {

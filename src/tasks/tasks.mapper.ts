@@ -6,16 +6,9 @@ import {
   TaskSummaryResponse,
   TaskUserStateResponse,
 } from './dto/task.response';
-import { TaskRow } from './tasks.sql';
+import { TaskRow, UserStateRow } from './tasks.repository';
 
 /** Timestamps already as JSON strings (`isoSql`). */
-export interface UserStateRow {
-  viewed_at: string | null;
-  tags: string[] | null;
-  sort_order: number | null;
-  submitted_at: string | null;
-}
-
 export function toUserStateResponse(row: UserStateRow): TaskUserStateResponse {
   return {
     viewedAt: row.viewed_at,

@@ -1,19 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AccessService, TaskAccess } from '../access/access.service';
+import { ClassesRepository } from '../classes/classes.repository';
 import { AppError } from '../common/errors/app-error';
-import { isoSql } from '../common/utils/time';
 import { FileStorage } from '../files/file-storage';
 import { CreateDraftDto, CreateTaskDto, UpdateTaskDto, UpdateTaskStateDto } from './dto/task-write.dto';
 import { TaskDetailResponse, TaskUserStateResponse } from './dto/task.response';
-import { TaskAttachment } from './entities/task-attachment.entity';
-import { TaskMarkdownCache } from './entities/task-markdown-cache.entity';
 import { Task } from './entities/task.entity';
-import { checkBlockedBy, lockGraph, lockLiveTask, unblockDependents, updateTask } from './task-writes';
 import { TaskReader } from './task-reader.service';
-import { toUserStateResponse, UserStateRow } from './tasks.mapper';
+import { toUserStateResponse } from './tasks.mapper';
+import { TasksRepository } from './tasks.repository';
 
 export const DEFAULT_DRAFT_TITLE = 'Untitled Draft';
 
@@ -28,12 +26,6 @@ function assertPublishableTitle(title: string): void {
   if (title.trim().length === 0) throw AppError.validation('title must not be empty on a published task');
 }
 
-/**
- * `FROM` of a personal state write: the task `$1` while it is not deleted, key-share locked. A deletion that
- * holds the row makes the write wait and then find nothing (404), where the foreign key check failed (500).
- */
-const LIVE_TASK_LOCKED = `FROM tasks t WHERE t.id = $1 AND t.deleted_at IS NULL FOR KEY SHARE OF t`;
-
 interface NewTask extends CreateDraftDto {
   title: string;
 }
@@ -46,6 +38,8 @@ export class TasksService {
     private readonly access: AccessService,
     private readonly reader: TaskReader,
     private readonly storage: FileStorage,
+    private readonly tasks: TasksRepository,
+    private readonly classes: ClassesRepository,
   ) {}
 
   /** Published at once (publishedAt = now). The class role was checked by the route guard. */
@@ -68,30 +62,22 @@ export class TasksService {
     assertTimesInOrder(startAt, dueAt);
     if (publish) assertPublishableTitle(fields.title);
     const taskId = await this.dataSource.transaction(async (manager) => {
-      const blockedBy = await checkBlockedBy(manager, classId, null, fields.blockedBy ?? []);
-      // The class row key-share locked: a deletion of the class that holds it makes this wait and then find
-      // no class (404), where the foreign key check failed (500).
-      const [row] = await manager.query<{ id: string }[]>(
-        `INSERT INTO tasks (class_id, title, description, source_text, start_at, due_at, allow_late_submission,
-                            blocked_by, created_by, is_published, published_at)
-         SELECT c.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $10 THEN now() END
-           FROM classes c WHERE c.id = $1 FOR KEY SHARE OF c
-         RETURNING id`,
-        [
-          classId,
-          fields.title,
-          fields.description ?? null,
-          fields.sourceText ?? null,
-          startAt,
-          dueAt,
-          fields.allowLateSubmission ?? true,
-          blockedBy,
-          userId,
-          publish,
-        ],
-      );
-      if (!row) throw AppError.notFound('Class');
-      return row.id;
+      const blockedBy = await this.checkBlockedBy(manager, classId, null, fields.blockedBy ?? []);
+      const id = await this.tasks.insert(manager, {
+        classId,
+        title: fields.title,
+        description: fields.description ?? null,
+        sourceText: fields.sourceText ?? null,
+        startAt,
+        dueAt,
+        allowLateSubmission: fields.allowLateSubmission ?? true,
+        blockedBy,
+        createdBy: userId,
+        publish,
+      });
+      // No class: it was deleted meanwhile.
+      if (id === null) throw AppError.notFound('Class');
+      return id;
     });
     return this.reader.detail(taskId, userId);
   }
@@ -109,8 +95,8 @@ export class TasksService {
   ): Promise<TaskDetailResponse> {
     await this.dataSource.transaction(async (manager) => {
       // The graph lock before the row lock, as a deletion takes them (see lockGraph).
-      if (dto.blockedBy !== undefined) await lockGraph(manager, classId);
-      const task = await lockLiveTask(manager, taskId);
+      if (dto.blockedBy !== undefined) await this.tasks.lockGraph(manager, classId);
+      const task = await this.tasks.lockLive(manager, taskId);
       const publishing = publish && !task.isPublished;
       const changes: QueryDeepPartialEntity<Task> = {};
       if (dto.title !== undefined) changes.title = dto.title;
@@ -124,14 +110,14 @@ export class TasksService {
         dto.dueAt !== undefined ? toDate(dto.dueAt) : task.dueAt,
       );
       if (dto.blockedBy !== undefined)
-        changes.blockedBy = await checkBlockedBy(manager, task.classId, task.id, dto.blockedBy);
+        changes.blockedBy = await this.checkBlockedBy(manager, task.classId, task.id, dto.blockedBy);
       if (publishing) {
         changes.isPublished = true;
         changes.publishedAt = () => 'now()';
         // The cached Markdown draft belongs to the draft stage.
-        await manager.delete(TaskMarkdownCache, { taskId });
+        await this.tasks.deleteMarkdown(manager, taskId);
       }
-      await updateTask(manager, taskId, changes);
+      await this.tasks.update(manager, taskId, changes);
     });
     return this.reader.detail(taskId, userId);
   }
@@ -145,35 +131,16 @@ export class TasksService {
     const fileKeys = await this.dataSource.transaction(async (manager) => {
       // A class deletion locks the class row and then every task of it; waiting for it before taking any task
       // lock keeps the two from each holding a task the other needs (the blocker here, a dependent there).
-      const classes = await manager.query<unknown[]>(`SELECT 1 FROM classes WHERE id = $1 FOR KEY SHARE`, [
-        classId,
-      ]);
-      if (classes.length === 0) throw AppError.notFound('Task');
+      if (!(await this.classes.lockKeyShare(manager, classId))) throw AppError.notFound('Task');
       // Its id leaves its dependents' blockedBy (unblockDependents) under the graph lock, taken next.
-      await lockGraph(manager, classId);
+      await this.tasks.lockGraph(manager, classId);
       // The row lock also orders this against a first submission: its foreign key check waits for us.
-      const task = await lockLiveTask(manager, taskId);
-      const attachments = await manager.find(TaskAttachment, {
-        where: { taskId },
-        select: { fileKey: true },
-      });
-      await unblockDependents(manager, task);
-      const [{ submitted }] = await manager.query<{ submitted: boolean }[]>(
-        `SELECT EXISTS (SELECT 1 FROM submissions WHERE task_id = $1) AS submitted`,
-        [taskId],
-      );
-      if (submitted) {
-        await manager.delete(TaskAttachment, { taskId });
-        await manager.delete(TaskMarkdownCache, { taskId });
-        await manager.update(
-          Task,
-          { id: taskId },
-          { deletedAt: () => 'now()', description: null, sourceText: null },
-        );
-      } else {
-        await manager.delete(Task, { id: taskId });
-      }
-      return attachments.map((attachment) => attachment.fileKey);
+      const task = await this.tasks.lockLive(manager, taskId);
+      const fileKeys = await this.tasks.attachmentFileKeys(manager, taskId);
+      await this.tasks.unblockDependents(manager, task);
+      if (await this.tasks.hasSubmissions(manager, taskId)) await this.tasks.softDelete(manager, taskId);
+      else await this.tasks.hardDelete(manager, taskId);
+      return fileKeys;
     });
     await this.storage.discard(fileKeys, { taskId });
   }
@@ -181,14 +148,7 @@ export class TasksService {
   /** The first view sets viewedAt; later views change nothing. */
   async view(taskId: string, userId: string): Promise<void> {
     await this.access.requireTaskAccess(taskId, userId);
-    const saved = await this.dataSource.query<unknown[]>(
-      `INSERT INTO task_user_states AS us (task_id, user_id, viewed_at)
-       SELECT t.id, $2, now() ${LIVE_TASK_LOCKED}
-       ON CONFLICT (task_id, user_id) DO UPDATE SET viewed_at = COALESCE(us.viewed_at, EXCLUDED.viewed_at)
-       RETURNING 1`,
-      [taskId, userId],
-    );
-    if (saved.length === 0) throw AppError.notFound('Task');
+    if (!(await this.tasks.recordView(this.dataSource, taskId, userId))) throw AppError.notFound('Task');
   }
 
   /**
@@ -200,21 +160,35 @@ export class TasksService {
     userId: string,
     dto: UpdateTaskStateDto,
   ): Promise<TaskUserStateResponse> {
-    const [row] = await this.dataSource.query<UserStateRow[]>(
-      `WITH saved AS (
-         INSERT INTO task_user_states AS us (task_id, user_id, tags, sort_order)
-         SELECT t.id, $2, COALESCE($3::varchar[], '{}'), $4::double precision ${LIVE_TASK_LOCKED}
-         ON CONFLICT (task_id, user_id) DO UPDATE SET
-           tags = COALESCE($3::varchar[], us.tags),
-           sort_order = CASE WHEN $5 THEN EXCLUDED.sort_order ELSE us.sort_order END
-         RETURNING us.viewed_at, us.tags, us.sort_order
-       )
-       SELECT ${isoSql('saved.viewed_at')} AS viewed_at, saved.tags, saved.sort_order,
-              ${isoSql('s.first_submitted_at')} AS submitted_at
-         FROM saved LEFT JOIN submissions s ON s.task_id = $1 AND s.user_id = $2`,
-      [taskId, userId, dto.tags ?? null, dto.sortOrder ?? null, dto.sortOrder !== undefined],
-    );
+    const row = await this.tasks.saveState(this.dataSource, taskId, userId, {
+      tags: dto.tags ?? null,
+      sortOrder: dto.sortOrder ?? null,
+      setSortOrder: dto.sortOrder !== undefined,
+    });
     if (!row) throw AppError.notFound('Task');
     return toUserStateResponse(row);
+  }
+
+  /**
+   * `blockedBy` of task `taskId` (null: a task being created) is valid: existing, not deleted tasks of the same
+   * class, not the task itself, and no cycle anywhere upstream (recursive walk of the whole graph).
+   */
+  private async checkBlockedBy(
+    manager: EntityManager,
+    classId: string,
+    taskId: string | null,
+    blockedBy: string[],
+  ): Promise<string[]> {
+    if (blockedBy.length === 0) return [];
+    if (taskId !== null && blockedBy.includes(taskId))
+      throw AppError.validation('blockedBy: a task cannot block itself');
+    await this.tasks.lockGraph(manager, classId);
+    if ((await this.tasks.countLiveInClass(manager, blockedBy, classId)) !== blockedBy.length)
+      throw AppError.validation('blockedBy must name existing tasks of the same class');
+    if (taskId === null) return blockedBy;
+    // Reaching the task itself from the new blockers closes a cycle.
+    if (await this.tasks.wouldCycle(manager, blockedBy, taskId))
+      throw AppError.validation('blockedBy would create a cycle of blocking tasks');
+    return blockedBy;
   }
 }

@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ClassMember, ClassRole } from '../classes/entities/class-member.entity';
 import { ClassEntity } from '../classes/entities/class.entity';
 import { AppError } from '../common/errors/app-error';
-import { isUniqueViolation, pgConstraint } from '../common/utils/pg-errors';
+import { withConstraintErrors } from '../common/errors/constraint-errors';
 import { School } from '../schools/entities/school.entity';
 import { UpdateMeDto } from './dto/update-me.dto';
 import { UserDto } from './dto/user.dto';
@@ -143,20 +143,8 @@ export class UsersService {
   }
 
   /** Runs a write and turns the unique violations of `users` into 409 answers. */
-  async mapConflicts<T>(write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } catch (error) {
-      if (isUniqueViolation(error)) {
-        const constraint = pgConstraint(error);
-        if (constraint === 'uq_users_email')
-          throw AppError.conflict('This e-mail address is already registered');
-        if (constraint === 'uq_users_school_student') {
-          throw AppError.conflict('This student number is already taken in this school');
-        }
-      }
-      throw error;
-    }
+  mapConflicts<T>(write: () => Promise<T>): Promise<T> {
+    return withConstraintErrors(write);
   }
 
   /** School and student number go together, and the school must exist. */

@@ -1,10 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { RunningJobs } from '../../common/jobs/running-jobs';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
+import { DeliveriesRepository } from './deliveries.repository';
 
 /** Rows deleted per statement, so a large backlog never holds locks or builds WAL for long. */
 const BATCH = 5000;
@@ -20,7 +19,7 @@ export class DeliveryRetention {
 
   constructor(
     @InjectConfig() private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly deliveries: DeliveriesRepository,
     private readonly jobs: RunningJobs,
   ) {}
 
@@ -31,25 +30,16 @@ export class DeliveryRetention {
 
   private async deleteFinished(): Promise<void> {
     try {
-      await this.deleteInBatches(`notification_id IS NULL AND status = 'SENT'`, []);
-      await this.deleteInBatches(
-        `status IN ('SENT', 'FAILED') AND updated_at < now() - make_interval(days => $1)`,
-        [this.config.notifications.retentionDays],
-      );
+      await this.inBatches(() => this.deliveries.deleteSentAccountMails(BATCH));
+      const days = this.config.notifications.retentionDays;
+      await this.inBatches(() => this.deliveries.deleteFinishedBefore(days, BATCH));
     } catch (error) {
       this.logger.error({ err: error }, 'Clean-up of finished deliveries failed');
     }
   }
 
-  private async deleteInBatches(condition: string, values: unknown[]): Promise<void> {
-    let deleted: number;
-    do {
-      const [, count] = await this.dataSource.query<[unknown[], number]>(
-        `DELETE FROM notification_deliveries
-          WHERE id IN (SELECT id FROM notification_deliveries WHERE ${condition} LIMIT ${BATCH})`,
-        values,
-      );
-      deleted = count;
-    } while (deleted === BATCH);
+  /** Repeats a bounded delete until a batch comes back short. */
+  private async inBatches(deleteBatch: () => Promise<number>): Promise<void> {
+    while ((await deleteBatch()) === BATCH);
   }
 }

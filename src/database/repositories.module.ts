@@ -1,0 +1,23 @@
+import { Global, Module, Provider } from '@nestjs/common';
+import { ClassesRepository } from '../classes/classes.repository';
+import { DeliveriesRepository } from '../notifications/delivery/deliveries.repository';
+import { NotificationsRepository } from '../notifications/notifications.repository';
+import { SubmissionsRepository } from '../submissions/submissions.repository';
+import { TasksRepository } from '../tasks/tasks.repository';
+
+/**
+ * Every repository, each in the folder of its aggregate, provided once for the whole application: access
+ * checks, classes, tasks, submissions, users and auth read each other's tables, and importing the feature
+ * modules into each other would make them circular.
+ */
+const REPOSITORIES: Provider[] = [
+  ClassesRepository,
+  TasksRepository,
+  SubmissionsRepository,
+  NotificationsRepository,
+  DeliveriesRepository,
+];
+
+@Global()
+@Module({ providers: REPOSITORIES, exports: REPOSITORIES })
+export class RepositoriesModule {}

@@ -1,0 +1,66 @@
+import { DataSource } from 'typeorm';
+import { createTestDataSource, seedClass, TestDataSource } from '../../test/utils/test-data-source';
+import { AppError } from '../common/errors/app-error';
+import { one } from '../database/sql';
+import { SubmissionsRepository } from './submissions.repository';
+
+describe('SubmissionsRepository (real PostgreSQL)', () => {
+  let source: TestDataSource;
+  let db: DataSource;
+  let submissions: SubmissionsRepository;
+  let ownerId: string;
+  let taskId: string;
+
+  beforeAll(async () => {
+    source = await createTestDataSource();
+    db = source.db;
+    submissions = new SubmissionsRepository(db);
+    let classId: string;
+    ({ ownerId, classId } = await seedClass(db, 'owner@example.test'));
+    ({ id: taskId } = (await one<{ id: string }>(
+      db,
+      `INSERT INTO tasks (class_id, title, is_published, published_at, created_by)
+       VALUES ($1, 'Essay', true, now(), $2) RETURNING id`,
+      [classId, ownerId],
+    ))!);
+  });
+
+  afterAll(() => source.close());
+
+  it('writes the caller submission in one statement and reads it back with entity property names', async () => {
+    const saved = await submissions.upsertMine(taskId, ownerId, 'first draft');
+    expect(saved).toMatchObject({ late: false, locked: false, content: 'first draft', attachments: [] });
+    const mine = await submissions.findMine(db, taskId, ownerId);
+    expect(mine).toMatchObject({ id: saved!.id, taskId, userId: ownerId, content: 'first draft' });
+    expect(await submissions.touchMine(db, taskId, ownerId)).toBe(saved!.id);
+    const stranger = '00000000-0000-4000-8000-000000000000';
+    expect(await submissions.upsertMine(taskId, stranger, 'x')).toBeNull();
+  });
+
+  it('adds and removes attachments, answering null for one that is not there', async () => {
+    const submissionId = await submissions.touchMine(db, taskId, ownerId);
+    const file = { fileKey: 'key-1', originalName: 'a.txt', mimeType: 'text/plain', sizeBytes: 3 };
+    const added = await submissions.addAttachment(db, submissionId, file);
+    expect(added).toMatchObject({ submissionId, fileKey: 'key-1', originalName: 'a.txt' });
+    expect(await submissions.countAttachments(db, submissionId)).toBe(1);
+    expect(await submissions.removeMyAttachment(db, taskId, ownerId, added.id)).toBe('key-1');
+    expect(await submissions.removeMyAttachment(db, taskId, ownerId, added.id)).toBeNull();
+  });
+
+  it('grades, and answers the exemplary-needs-score check as a validation error', async () => {
+    const { id } = (await submissions.findMine(db, taskId, ownerId))!;
+    const exemplaryWithoutScore = submissions.grade(taskId, id, { isExemplary: true, reviewerId: ownerId });
+    await expect(exemplaryWithoutScore).rejects.toBeInstanceOf(AppError);
+    await expect(exemplaryWithoutScore).rejects.toMatchObject({
+      status: 400,
+      message: 'isExemplary requires a score',
+    });
+    const graded = await submissions.grade(taskId, id, {
+      score: 9.5,
+      isExemplary: true,
+      reviewerId: ownerId,
+    });
+    expect(graded).toMatchObject({ score: '9.50', isExemplary: true, reviewerId: ownerId });
+    expect(await submissions.grade(taskId, ownerId, { score: 1, reviewerId: ownerId })).toBeNull();
+  });
+});
