@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
 /**
@@ -50,6 +50,10 @@ describeContainer(
           : EXPECTED_CHECKS;
       for (const check of checks) expect(output).toContain(`ok: ${check}\n`);
       expect(output).toContain('container test passed');
+      // The script leaves no container or volume behind (its image stays, as the build cache).
+      const left = spawnSync('podman', ['ps', '-a', '--format', '{{.Names}}'], { encoding: 'utf8' });
+      const volumes = spawnSync('podman', ['volume', 'ls', '--format', '{{.Name}}'], { encoding: 'utf8' });
+      expect(`${left.stdout}${volumes.stdout}`).not.toContain('classroom-tasks-test-');
     }, 1_800_000);
   },
 );
