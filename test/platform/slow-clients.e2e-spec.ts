@@ -10,6 +10,8 @@ import { createTestApp, TestApp } from '../utils/test-app';
 
 const HEADERS_TIMEOUT_MS = 500;
 const REQUEST_TIMEOUT_MS = 1000;
+/** Far below Node's 5 s, so that a close after it is the configuration's doing. */
+const KEEP_ALIVE_TIMEOUT_MS = 300;
 
 interface LogCall {
   level: 'info' | 'warn' | 'error';
@@ -39,6 +41,7 @@ describe('platform: slow and vanishing clients', () => {
     ctx = await createTestApp({
       HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
       HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_TIMEOUT_MS),
     });
     const server = ctx.app.getHttpServer() as Server;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -71,6 +74,14 @@ describe('platform: slow and vanishing clients', () => {
   }
 
   const linesOf = (id: string) => logs.filter((line) => (line.fields?.req as { id?: string })?.id === id);
+
+  it('closes an idle keep-alive connection after HTTP_KEEP_ALIVE_TIMEOUT_MS', async () => {
+    const { raw, ms } = await exchange('GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(parseAnswer(raw).status).toBe('HTTP/1.1 200 OK');
+    expect(parseAnswer(raw).headers['keep-alive']).toBe('timeout=0');
+    expect(ms).toBeGreaterThanOrEqual(KEEP_ALIVE_TIMEOUT_MS);
+    expect(ms).toBeLessThan(4000);
+  });
 
   it('answers headers that do not arrive in time with 408 REQUEST_TIMEOUT and X-Request-Id', async () => {
     const { raw, ms } = await exchange('GET /health/live HTTP/1.1\r\nHost: x\r\nX-Slow: ');
