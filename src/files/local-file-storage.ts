@@ -105,17 +105,21 @@ export class LocalFileStorage extends FileStorage {
     const prefixes = (await entriesOf(this.root)).filter((name) => PREFIX_PATTERN.test(name)).sort();
     for (const prefix of prefixes) {
       if (after !== undefined && prefix < after.slice(0, 2)) continue;
-      const keys = (await entriesOf(join(this.root, prefix)))
+      let keys = (await entriesOf(join(this.root, prefix)))
         .filter(
           (key) => KEY_PATTERN.test(key) && key.startsWith(prefix) && (after === undefined || key > after),
         )
         .sort();
-      for (const key of keys) {
-        // Gone since the folder was read: removed meanwhile, nothing to sweep.
-        const stats = await stat(this.pathOf(key)).catch(() => null);
-        if (stats?.isFile()) found.push({ key, modifiedAt: stats.mtime });
-        if (found.length === limit) return found;
+      while (keys.length > 0 && found.length < limit) {
+        const batch = keys.slice(0, limit - found.length);
+        keys = keys.slice(batch.length);
+        // A file gone since the folder was read was removed meanwhile: nothing to sweep.
+        const stats = await Promise.all(batch.map((key) => stat(this.pathOf(key)).catch(() => null)));
+        batch.forEach((key, i) => {
+          if (stats[i]?.isFile()) found.push({ key, modifiedAt: stats[i].mtime });
+        });
       }
+      if (found.length === limit) break;
     }
     return found;
   }
