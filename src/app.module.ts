@@ -2,7 +2,6 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { RepositoriesModule } from './database/repositories.module';
 import { AccessModule } from './access/access.module';
 import { ClassRoleGuard } from './access/class-role.guard';
 import { AiModule } from './ai/ai.module';
@@ -10,9 +9,9 @@ import { AuthModule } from './auth/auth.module';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
 import { ClassesModule } from './classes/classes.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
+import { DatabaseOutageModule } from './common/errors/database-outage';
 import { AppConfig } from './config/config';
 import { AppConfigModule } from './config/config.module';
-import { DatabaseOutageModule } from './database/database-outage';
 import { buildDataSourceOptions } from './database/typeorm-options';
 import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
@@ -35,9 +34,9 @@ export class AppModule {
           ...buildDataSourceOptions(config, databaseUrl),
           migrationsRun: config.database.migrationsRun,
         }),
+        // For the exception filter, which answers 503 while the database is out.
         DatabaseOutageModule,
         ScheduleModule.forRoot(),
-        RepositoriesModule,
         AccessModule,
         FilesModule,
         MailModule,

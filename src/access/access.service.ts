@@ -3,8 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { sameUuid } from '../common/utils/uuid';
-import { TasksRepository } from '../tasks/tasks.repository';
-import { ClassesRepository, ClassRoleRow } from '../classes/classes.repository';
+import { AccessRepository, ClassRoleRow } from './access.repository';
 import { ClassRole, MANAGER_ROLES } from './class-roles';
 
 export interface ClassAccess {
@@ -27,8 +26,7 @@ export interface TaskAccess extends ClassAccess {
 export class AccessService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly classes: ClassesRepository,
-    private readonly tasks: TasksRepository,
+    private readonly repository: AccessRepository,
   ) {}
 
   /** Membership of the caller in a class, or 404 (no class) / 403 (not a member, or role not allowed). */
@@ -37,7 +35,7 @@ export class AccessService {
     userId: string,
     allowed?: readonly ClassRole[],
   ): Promise<ClassAccess> {
-    const row = await this.classes.classRole(this.dataSource, classId, userId);
+    const row = await this.repository.classRole(this.dataSource, classId, userId);
     return this.decideClassRole(row, classId, allowed);
   }
 
@@ -54,8 +52,8 @@ export class AccessService {
   ): Promise<ClassAccess> {
     // Lock, then read in a second statement: after waiting for the lock PostgreSQL re-reads the locked row,
     // but not the rows joined to it, so a role read in the locking statement could be the one before the wait.
-    await this.classes.lockForUpdate(manager, classId);
-    return this.decideClassRole(await this.classes.classRole(manager, classId, userId), classId, allowed);
+    await this.repository.lockClass(manager, classId);
+    return this.decideClassRole(await this.repository.classRole(manager, classId, userId), classId, allowed);
   }
 
   /**
@@ -86,7 +84,7 @@ export class AccessService {
     userId: string,
     options: { manage?: boolean } = {},
   ): Promise<TaskAccess> {
-    const row = await this.tasks.access(taskId, userId);
+    const row = await this.repository.taskAccess(taskId, userId);
     if (!row || row.deleted) throw AppError.notFound('Task');
     if (row.role === null) throw AppError.forbidden('You are not a member of this class');
     const canManage = MANAGER_ROLES.includes(row.role);

@@ -3,11 +3,12 @@ import { AccessModule } from '../access/access.module';
 import { FileStorageModule } from '../files/files.module';
 import { ClassMembersService } from './class-members.service';
 import { ClassesController } from './classes.controller';
+import { ClassesRepositoryModule } from './classes.repository';
 import { ClassesService } from './classes.service';
 
 /** Classes, membership, roles, ownership transfer and invite codes (SPEC "Class endpoints"). */
 @Module({
-  imports: [AccessModule, FileStorageModule],
+  imports: [AccessModule, FileStorageModule, ClassesRepositoryModule],
   controllers: [ClassesController],
   providers: [ClassesService, ClassMembersService],
 })

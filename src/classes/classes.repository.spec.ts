@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { AccessRepository } from '../access/access.repository';
 import { createTestDataSource, TestDataSource } from '../../test/utils/test-data-source';
 import { rows } from '../database/sql';
 import { ClassesRepository } from './classes.repository';
@@ -40,12 +41,15 @@ describe('ClassesRepository (real PostgreSQL)', () => {
     expect(await newClass(owner, 'CODE000001')).toBeUndefined();
     const summary = await classes.getSummary(db, owner, classId);
     expect(summary).toMatchObject({ id: classId, my_role: ClassRole.OWNER, member_count: 1 });
-    expect(await classes.classRole(db, classId, owner)).toEqual({
+    expect(await new AccessRepository(db).classRole(db, classId, owner)).toEqual({
       role: ClassRole.OWNER,
       is_personal: false,
     });
     const stranger = await newUser('stranger@example.test');
-    expect(await classes.classRole(db, classId, stranger)).toEqual({ role: null, is_personal: false });
+    expect(await new AccessRepository(db).classRole(db, classId, stranger)).toEqual({
+      role: null,
+      is_personal: false,
+    });
     await expect(classes.getSummary(db, stranger, classId)).rejects.toMatchObject({ status: 404 });
   });
 

@@ -1,9 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Module } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { isUniqueViolation } from '../common/utils/pg-errors';
-import { affected, Db, entityManager, one, Prepared, rows } from '../database/sql';
+import { affected, Db, entityManager, one, rows } from '../database/sql';
 import { ClassRole } from './entities/class-member.entity';
 import { ClassEntity } from './entities/class.entity';
 
@@ -31,11 +31,6 @@ export interface ClassMemberRow {
 }
 
 /** The caller's role in a class (null: not a member); no row when the class does not exist. */
-export interface ClassRoleRow {
-  role: ClassRole | null;
-  is_personal: boolean;
-}
-
 /** The class an invite code names, as the joining user meets it. */
 export interface JoinTargetRow {
   id: string;
@@ -73,14 +68,6 @@ const MEMBERS_SQL = `
 /** OWNER before ADMINs before MEMBERs (member list, grader's list, export); `role` is an SQL expression. */
 export const roleRankSql = (role: string): string =>
   `CASE ${role} WHEN 'OWNER' THEN 0 WHEN 'ADMIN' THEN 1 ELSE 2 END`;
-
-// Prepared: it runs on nearly every request keyed by a class (see Prepared).
-const CLASS_ROLE = new Prepared(
-  'access.class_role',
-  `SELECT m.role, c.is_personal
-     FROM classes c LEFT JOIN class_members m ON m.class_id = c.id AND m.user_id = $2
-    WHERE c.id = $1`,
-);
 
 /** Classes and their memberships: every statement on `classes` and `class_members`. */
 @Injectable()
@@ -126,15 +113,6 @@ export class ClassesRepository {
   }
 
   /** The caller's role; no row when the class does not exist. Prepared on the pool, plain in a transaction. */
-  classRole(db: Db, classId: string, userId: string): Promise<ClassRoleRow | null> {
-    return one<ClassRoleRow>(db, CLASS_ROLE, [classId, userId]);
-  }
-
-  /** Locks the class row FOR UPDATE until the transaction of `db` ends (nothing when there is none). */
-  async lockForUpdate(db: Db, classId: string): Promise<void> {
-    await rows(db, `SELECT 1 FROM classes WHERE id = $1 FOR UPDATE`, [classId]);
-  }
-
   /** Key-share locks the class row against deletion; false when there is no such class. */
   async lockKeyShare(db: Db, classId: string): Promise<boolean> {
     return (await one(db, `SELECT 1 FROM classes WHERE id = $1 FOR KEY SHARE`, [classId])) !== null;
@@ -267,3 +245,10 @@ export class ClassesRepository {
     return affected(db, `DELETE FROM classes WHERE id = $1`, [classId]);
   }
 }
+
+/**
+ * A repository another module uses comes with a module of its own beside it, which each user imports
+ * (here: classes and tasks); one only its own module uses is a provider of that module.
+ */
+@Module({ providers: [ClassesRepository], exports: [ClassesRepository] })
+export class ClassesRepositoryModule {}

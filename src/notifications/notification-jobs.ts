@@ -3,7 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { CronJob } from 'cron';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import { DatabaseOutage } from '../database/database-outage';
+import { DatabaseOutage } from '../common/errors/database-outage';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { NotificationDispatcher } from './delivery/notification-dispatcher';
 import { NotificationProducer } from './production/notification-producer';

@@ -1,10 +1,12 @@
 import { RunningJobs } from '../common/jobs/running-jobs';
 import { Module } from '@nestjs/common';
+import { DatabaseOutageModule } from '../common/errors/database-outage';
 import { MailModule } from '../mail/mail.module';
 import { EmailChannel } from './channels/email.channel';
 import { MessengerChannel } from './channels/messenger.channel';
 import { NOTIFICATION_CHANNELS, NotificationChannel } from './channels/notification-channel';
 import { WebhookChannel } from './channels/webhook.channel';
+import { DeliveriesRepository } from './delivery/deliveries.repository';
 import { DeliveryOutbox } from './delivery/delivery-outbox';
 import { DeliveryRetention } from './delivery/delivery-retention';
 import { DeliveryWorker } from './delivery/delivery-worker';
@@ -12,14 +14,18 @@ import { NotificationDispatcher } from './delivery/notification-dispatcher';
 import { NotificationJobs } from './notification-jobs';
 import { NotificationPrefsService } from './notification-prefs.service';
 import { NotificationPrefsController, NotificationsController } from './notifications.controller';
+import { NotificationsRepository } from './notifications.repository';
 import { NotificationsService } from './notifications.service';
 import { NotificationProducer } from './production/notification-producer';
 
 /** Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth. */
 @Module({
-  imports: [MailModule],
+  // The outage: the jobs and the delivery worker report database failures there.
+  imports: [MailModule, DatabaseOutageModule],
   controllers: [NotificationsController, NotificationPrefsController],
   providers: [
+    NotificationsRepository,
+    DeliveriesRepository,
     NotificationsService,
     NotificationPrefsService,
     NotificationProducer,

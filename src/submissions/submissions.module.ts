@@ -3,11 +3,12 @@ import { AccessModule } from '../access/access.module';
 import { FilesModule } from '../files/files.module';
 import { SubmissionsExportService } from './submissions-export.service';
 import { SubmissionsController } from './submissions.controller';
+import { SubmissionsRepository } from './submissions.repository';
 import { SubmissionsService } from './submissions.service';
 
 @Module({
   imports: [AccessModule, FilesModule],
   controllers: [SubmissionsController],
-  providers: [SubmissionsService, SubmissionsExportService],
+  providers: [SubmissionsService, SubmissionsExportService, SubmissionsRepository],
 })
 export class SubmissionsModule {}

@@ -1,8 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Module } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { memberSeesTaskSql, roleSeesTaskSql, taskLockedSql } from '../access/task-rules.sql';
+import { roleSeesTaskSql, taskLockedSql } from '../access/task-rules.sql';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { AppError } from '../common/errors/app-error';
 import { isoSql } from '../common/utils/time';
@@ -153,27 +153,6 @@ const NEWEST_DRAFT = new Prepared(
   }),
 );
 
-/** The caller's access to a task; no row when the task never existed. */
-export interface TaskAccessRow {
-  class_id: string;
-  is_personal: boolean;
-  role: ClassRole | null;
-  visible_to_members: boolean;
-  deleted: boolean;
-}
-
-// Prepared: it runs on nearly every request keyed by a task.
-const TASK_ACCESS = new Prepared(
-  'access.task',
-  `SELECT t.class_id, c.is_personal, m.role,
-          ${memberSeesTaskSql('t')} AS visible_to_members,
-          (t.deleted_at IS NOT NULL) AS deleted
-     FROM tasks t
-     JOIN classes c ON c.id = t.class_id
-     LEFT JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $2
-    WHERE t.id = $1`,
-);
-
 /** The caller's personal state of a task with the time of the caller's first submission. */
 export interface UserStateRow {
   viewed_at: string | null;
@@ -234,10 +213,6 @@ export class TasksRepository {
 
   newestDraft(userId: string, classId: string): Promise<TaskRow | null> {
     return one(this.dataSource, NEWEST_DRAFT, [userId, classId]);
-  }
-
-  access(taskId: string, userId: string): Promise<TaskAccessRow | null> {
-    return one(this.dataSource, TASK_ACCESS, [taskId, userId]);
   }
 
   /** The task unless deleted; null otherwise. */
@@ -467,3 +442,7 @@ export class TasksRepository {
     return row?.file_key ?? null;
   }
 }
+
+/** Imported by the modules that use this repository (see ClassesRepositoryModule). */
+@Module({ providers: [TasksRepository], exports: [TasksRepository] })
+export class TasksRepositoryModule {}

@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { ThrottlerException } from '@nestjs/throttler';
 import { QueryFailedError } from 'typeorm';
-import { DatabaseOutage } from '../../database/database-outage';
+import { DatabaseOutage } from './database-outage';
 import { AllExceptionsFilter } from './all-exceptions.filter';
 import { AppError, ErrorCode } from './app-error';
 

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
-import { DATABASE_RETRY_AFTER_SECONDS, DatabaseOutage } from '../../database/database-outage';
+import { DATABASE_RETRY_AFTER_SECONDS, DatabaseOutage } from './database-outage';
 import { loggableUrl } from '../http/logger';
 import { pgErrorCode } from '../utils/pg-errors';
 import { AppError, ErrorCode } from './app-error';

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DatabaseOutage } from '../../database/database-outage';
+import { DatabaseOutage } from '../../common/errors/database-outage';
 import { DeliveryJob, NOTIFICATION_CHANNELS, NotificationChannel } from '../channels/notification-channel';
 import { DeliveryOutbox } from './delivery-outbox';
 

@@ -1,6 +1,6 @@
-import { Global, Injectable, Logger, Module, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, Module, OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { isDatabaseUnavailable } from '../common/utils/pg-errors';
+import { isDatabaseUnavailable } from '../utils/pg-errors';
 
 /** While the database is out, how often a probe checks whether it answers again. */
 const PROBE_INTERVAL_MS = 1_000;
@@ -62,8 +62,10 @@ export class DatabaseOutage implements OnModuleDestroy {
   }
 }
 
-/** Global: the exception filter and every job report their failures to the one instance. */
-@Global()
+/**
+ * Imported by the composition root (for the exception filter) and by the modules whose jobs report
+ * failures; Nest makes one instance of a module, so all report to the same outage state.
+ */
 @Module({
   providers: [
     {
