@@ -102,8 +102,8 @@ describe('a silent database: every connection stops answering', () => {
       });
       expect(answer.headers['retry-after']).toBe('5');
     }
-    // DATABASE_QUERY_TIMEOUT_MS + 1 s of grace at most, not the kernel's quarter of an hour.
-    expect(outageAnswerMs).toBeLessThan(4_000);
+    // The query timeout and its 1 s of grace, with room for a busy machine: not the kernel's 15 minutes.
+    expect(outageAnswerMs).toBeLessThan(5_000);
     await app.ctx.http.get('/health').timeout(REQUEST_PATIENCE_MS).expect(503);
     // Jobs keep ticking through the outage and requests keep failing: still the one warning.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
