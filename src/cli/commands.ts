@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { normalizeEmail } from '../users/email';
 import { SchoolsService } from '../users/schools.service';
 import { SettingsService } from '../users/settings.service';
+import { UsersRepository } from '../users/users.repository';
 import { UsersService } from '../users/users.service';
 
 export const USAGE = `Usage: npm run cli -- <command>
@@ -42,20 +43,21 @@ export function parseCommand(argv: string[]): Command {
   switch (command) {
     case 'schools:add': {
       const [name] = args(rest, 1, '<name>');
-      return (dataSource) => new SchoolsService(dataSource).add(name);
+      return (dataSource) => new SchoolsService(new UsersRepository(dataSource)).add(name);
     }
     case 'schools:list':
       args(rest, 0, 'no arguments');
-      return (dataSource) => new SchoolsService(dataSource).list();
+      return (dataSource) => new SchoolsService(new UsersRepository(dataSource)).list();
     case 'settings:set': {
       const [key, value] = args(rest, 2, '<key> <value>');
-      return (dataSource) => new SettingsService(dataSource).set(key, parseSettingValue(value));
+      return (dataSource) =>
+        new SettingsService(new UsersRepository(dataSource)).set(key, parseSettingValue(value));
     }
     case 'settings:get': {
       if (rest.length > 1) throw new UsageError('Expected at most one <key>');
       const [key] = rest;
       return (dataSource) => {
-        const settings = new SettingsService(dataSource);
+        const settings = new SettingsService(new UsersRepository(dataSource));
         return key === undefined ? settings.list() : settings.get(key);
       };
     }
@@ -63,7 +65,8 @@ export function parseCommand(argv: string[]): Command {
     case 'users:activate': {
       const email = normalizeEmail(args(rest, 1, '<email>')[0]);
       const active = command === 'users:activate';
-      return (dataSource) => new UsersService(dataSource).setActive(email, active);
+      return (dataSource) =>
+        new UsersService(dataSource, new UsersRepository(dataSource)).setActive(email, active);
     }
     default:
       throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
