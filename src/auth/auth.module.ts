@@ -9,10 +9,12 @@ import { APP_CONFIG } from '../config/config.module';
 import { NotificationsModule } from '../notifications/notifications.module';
 import { SettingsModule } from '../settings/settings.module';
 import { UsersModule } from '../users/users.module';
+import { UsersRepositoryModule } from '../users/users.repository';
 import { AccountMailService } from './account-mail.service';
 import { AccountController } from './account.controller';
 import { AccountsCleanupService } from './accounts-cleanup.service';
 import { AuthController } from './auth.controller';
+import { AuthTokensRepository } from './auth-tokens.repository';
 import { AuthTokensService } from './auth-tokens.service';
 import { AuthUserCacheModule } from './auth-user.cache';
 import { CaptchaService } from './captcha.service';
@@ -43,6 +45,7 @@ import { AccountThrottlerGuard, throttlerOptions } from '../common/throttling/th
       useFactory: throttlerOptions,
     }),
     UsersModule,
+    UsersRepositoryModule,
     SettingsModule,
     // Account mails are queued on the notification outbox, in the transaction that stores their token.
     NotificationsModule,
@@ -52,6 +55,7 @@ import { AccountThrottlerGuard, throttlerOptions } from '../common/throttling/th
   providers: [
     JwtStrategy,
     PasswordHasher,
+    AuthTokensRepository,
     AuthTokensService,
     EmailQuotaService,
     AccountMailService,

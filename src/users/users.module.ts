@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { UserChangesModule } from '../common/events/user-changes';
 import { UsersController } from './users.controller';
+import { UsersRepositoryModule } from './users.repository';
 import { UsersService } from './users.service';
 
 @Module({
-  imports: [UserChangesModule],
+  imports: [UserChangesModule, UsersRepositoryModule],
   controllers: [UsersController],
   providers: [UsersService],
   exports: [UsersService],
