@@ -5,7 +5,7 @@ import ts from 'typescript';
 /**
  * The module rules of docs/architecture.md, read from the import statements of src/. A module is a folder
  * directly under src/; the files directly in src/ are the composition root, which may import any module.
- * Each rule has no exception list: the module cycles and the global modules they hid are gone.
+ * The rules have no exception lists: a new cycle, import or global module fails here.
  */
 
 const SRC = resolve(__dirname, '..', '..', 'src');
@@ -40,8 +40,8 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
 };
 
 /**
- * @Global() hides a module's dependants from their module's imports, and so hid cycles; the configuration is
- * the one module every other takes.
+ * @Global() hides a module's dependants from their module's imports, where a cycle would go unseen; only
+ * the configuration, which every module takes, is global.
  */
 const GLOBAL_MODULE_FILES = ['config/config.module.ts'];
 
