@@ -182,6 +182,13 @@ describe('loadConfig', () => {
     }
   });
 
+  it('defaults to 200 account requests per IP and minute, and 20 s, 300 s and 5 s HTTP timeouts', () => {
+    expect(load()).toMatchObject({
+      accountLimits: { loginPerIp: 200, routePerIp: 200 },
+      http: { headersTimeoutMs: 20_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 5_000 },
+    });
+  });
+
   it('starts with CAPTCHA enabled but no secret (answered later with 503 CAPTCHA_UNAVAILABLE)', () => {
     expect(load({ CAPTCHA_ENABLED: 'true' }).captcha).toMatchObject({ enabled: true, secret: null });
   });
@@ -241,6 +248,13 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', { TRUST_PROXY: '10.0.0.0/33' }],
     ['TRUST_PROXY', { TRUST_PROXY: 'loopback,' }],
     ['MAIL_FROM', { MAIL_FROM: 'Classroom Tasks <tasks>' }],
+    ['LOGIN_LIMIT_PER_IP', { LOGIN_LIMIT_PER_IP: '0' }],
+    ['ACCOUNT_ROUTE_LIMIT_PER_IP', { ACCOUNT_ROUTE_LIMIT_PER_IP: 'lots' }],
+    ['HTTP_HEADERS_TIMEOUT_MS', { HTTP_HEADERS_TIMEOUT_MS: '50' }],
+    // The request timeout covers the headers: a longer headers timeout could never fire.
+    ['HTTP_HEADERS_TIMEOUT_MS', { HTTP_HEADERS_TIMEOUT_MS: '60000', HTTP_REQUEST_TIMEOUT_MS: '30000' }],
+    ['HTTP_REQUEST_TIMEOUT_MS', { HTTP_REQUEST_TIMEOUT_MS: '1.5' }],
+    ['HTTP_KEEP_ALIVE_TIMEOUT_MS', { HTTP_KEEP_ALIVE_TIMEOUT_MS: '0' }],
   ])('rejects a bad %s with one message naming it', (variable, env) => {
     const error = errorFor(env);
     expect(error.variable).toBe(variable);

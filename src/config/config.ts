@@ -70,6 +70,12 @@ export interface AppConfig {
   };
   uploads: { maxBytes: number };
   /**
+   * Node's HTTP server limits for slow clients: all request headers within `headersTimeoutMs`, the whole
+   * request (headers and body) within `requestTimeoutMs`; an idle keep-alive connection closes after
+   * `keepAliveTimeoutMs`.
+   */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
+  /**
    * CSV exports: how many stream at once per instance (each holds a connection of a pool of their own, more
    * wait for one), and how long an export may deliver nothing before it is cut.
    */
@@ -251,6 +257,20 @@ function devJwtSecret(dataDir: string): string {
   return secret;
 }
 
+/** The request timeout covers the headers too, so a longer headers timeout could never fire. */
+function httpTimeouts(env: Env): AppConfig['http'] {
+  const headersTimeoutMs = int(env, 'HTTP_HEADERS_TIMEOUT_MS', 20_000, 100, MAX_TIMER_MS);
+  const requestTimeoutMs = int(env, 'HTTP_REQUEST_TIMEOUT_MS', 300_000, 100, MAX_TIMER_MS);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      'HTTP_HEADERS_TIMEOUT_MS',
+      `must not be above HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${headersTimeoutMs}`,
+    );
+  }
+  const keepAliveTimeoutMs = int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 1, MAX_TIMER_MS);
+  return { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs };
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const nodeEnv = str(env, 'NODE_ENV', 'development');
   const dataDir = writableDataDir(env);
@@ -341,6 +361,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retentionDays: int(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),
     },
     uploads: { maxBytes: int(env, 'UPLOAD_MAX_BYTES', 20 * 1024 * 1024, 1) },
+    http: httpTimeouts(env),
     exports: {
       concurrency: int(env, 'EXPORT_CONCURRENCY', 2, 1, 100),
       stallTimeoutMs: int(env, 'EXPORT_STALL_TIMEOUT_MS', 60_000, 100, 3_600_000),
