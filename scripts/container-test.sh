@@ -13,7 +13,6 @@
 #   CONTAINER_RUNTIME  OCI runtime (default: runc when installed; crun refuses hybrid cgroup v1 hosts)
 #   CONTAINER_NOFILE   open-files limit of the containers (default: this shell's hard limit)
 #   CONTAINER_NPROC    processes limit of the containers (default 4096)
-#   CONTAINER_TEST_SHARED_VOLUME=1  also start a second container on the volume (it must be refused)
 # Lines starting with "measure:" report numbers (seconds, bytes). The containers and the volume are removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -140,18 +139,16 @@ expect_status 200 "$(login)"
 ok "a new container on the volume finds the account again"
 
 # A second service on the volume, in a PID namespace of its own, while the first runs: it must refuse to
-# start (one embedded PostgreSQL per cluster) and the first must keep serving. Opt-in with
-# CONTAINER_TEST_SHARED_VOLUME=1: the refusal relies on a lock that works across PID namespaces.
-if [ "${CONTAINER_TEST_SHARED_VOLUME:-0}" = 1 ]; then
-  containers+=("$name-4")
-  pod run -d --name "$name-4" "${limits[@]}" -v "$volume:/data" \
-    -e JWT_SECRET=container-test-secret-at-least-32-characters-long "$image" >/dev/null
-  code="$(timeout 90 podman "${podman_global[@]}" wait "$name-4" || echo running)"
-  [ "$code" != running ] || fail "a second service on the same volume started"
-  [ "$code" != 0 ] || fail "the second service exited with status 0"
-  expect_status 200 "$(login)"
-  ok "a second container on the same volume refuses to start; the first keeps serving"
-fi
+# start (one embedded PostgreSQL per cluster: the cluster lock holds across PID namespaces) and the first
+# must keep serving.
+containers+=("$name-4")
+pod run -d --name "$name-4" "${limits[@]}" -v "$volume:/data" \
+  -e JWT_SECRET=container-test-secret-at-least-32-characters-long "$image" >/dev/null
+code="$(timeout 90 podman "${podman_global[@]}" wait "$name-4" || echo running)"
+[ "$code" != running ] || fail "a second service on the same volume started"
+[ "$code" != 0 ] || fail "the second service exited with status 0"
+expect_status 200 "$(login)"
+ok "a second container on the same volume refuses to start; the first keeps serving"
 
 pod stop -t 30 "$name-3" >/dev/null
 echo "container test passed"

@@ -16,7 +16,7 @@ import { ErrorResponse } from './common/errors/error.response';
 import { createValidationPipe } from './common/errors/validation';
 import { requireReadableBodyType } from './common/http/body-type';
 import { rejectDeepJson } from './common/http/json-depth';
-import { answerClientErrors, loggerOptions, logRequests } from './common/http/logger';
+import { answerClientErrors, applyServerTimeouts, loggerOptions, logRequests } from './common/http/logger';
 import { AppConfig } from './config/config';
 import { runMigrationsLocked } from './database/migrate';
 
@@ -51,6 +51,7 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
   const requestLogger = rootLogger(config);
   app.use(logRequests(requestLogger));
   answerClientErrors(app.getHttpServer(), requestLogger);
+  applyServerTimeouts(app.getHttpServer(), config.http);
   app.use(requireReadableBodyType());
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
   app.use(rejectDeepJson);

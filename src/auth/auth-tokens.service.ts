@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { AppError, ErrorCode } from '../common/errors/app-error';
+import { AuthTokensRepository, GrantRow } from './auth-tokens.repository';
 import { TokenPurpose } from './entities/auth-token.entity';
 
 /** What a valid token stands for. */
@@ -11,10 +11,7 @@ export interface TokenGrant {
   userId: string | null;
 }
 
-interface GrantRow {
-  email: string;
-  user_id: string | null;
-}
+const toGrant = (row: GrantRow): TokenGrant => ({ email: row.email, userId: row.user_id });
 
 const hashToken = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 
@@ -27,7 +24,7 @@ export const invalidToken = (): AppError =>
  */
 @Injectable()
 export class AuthTokensService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly tokens: AuthTokensRepository) {}
 
   /** Stores a new token in the caller's transaction and returns its only clear copy. */
   async issue(
@@ -37,22 +34,14 @@ export class AuthTokensService {
     userId: string | null,
   ): Promise<string> {
     const token = randomBytes(32).toString('base64url');
-    await manager.query(
-      `INSERT INTO auth_tokens (purpose, token_hash, email, user_id, expires_at)
-       VALUES ($1, $2, $3, $4, now() + interval '1 hour')`,
-      [purpose, hashToken(token), email, userId],
-    );
+    await this.tokens.insert(manager, purpose, hashToken(token), email, userId);
     return token;
   }
 
   /** The grant of a usable token without using it, or null. */
   async peek(token: string, purpose: TokenPurpose): Promise<TokenGrant | null> {
-    const rows: GrantRow[] = await this.dataSource.query(
-      `SELECT email, user_id FROM auth_tokens
-       WHERE token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > now()`,
-      [hashToken(token), purpose],
-    );
-    return rows[0] ? { email: rows[0].email, userId: rows[0].user_id } : null;
+    const row = await this.tokens.findUsable(hashToken(token), purpose);
+    return row && toGrant(row);
   }
 
   /**
@@ -66,15 +55,9 @@ export class AuthTokensService {
     purpose: TokenPurpose,
     userId?: string,
   ): Promise<TokenGrant> {
-    const [rows]: [GrantRow[], number] = await manager.query(
-      `UPDATE auth_tokens SET used_at = now()
-       WHERE token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > now()
-         AND ($3::uuid IS NULL OR user_id = $3::uuid)
-       RETURNING email, user_id`,
-      [hashToken(token), purpose, userId ?? null],
-    );
-    if (!rows[0]) throw invalidToken();
-    return { email: rows[0].email, userId: rows[0].user_id };
+    const row = await this.tokens.use(manager, hashToken(token), purpose, userId ?? null);
+    if (!row) throw invalidToken();
+    return toGrant(row);
   }
 
   /** Retires the other open tokens of one purpose once one of them has done its job. */
@@ -83,10 +66,6 @@ export class AuthTokensService {
     purpose: TokenPurpose,
     where: { email: string } | { userId: string },
   ): Promise<void> {
-    const [column, value] = 'email' in where ? ['email', where.email] : ['user_id', where.userId];
-    await manager.query(
-      `UPDATE auth_tokens SET used_at = now() WHERE purpose = $1 AND ${column} = $2 AND used_at IS NULL`,
-      [purpose, value],
-    );
+    await this.tokens.retireOpen(manager, purpose, where);
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppError, ErrorCode } from '../common/errors/app-error';
+import { UsersRepository } from '../users/users.repository';
 import { UsersService } from '../users/users.service';
 import { AccountMailService } from './account-mail.service';
 import { AuthTokensService, invalidToken } from './auth-tokens.service';
@@ -30,6 +31,7 @@ export class CredentialsService {
     private readonly hasher: PasswordHasher,
     private readonly sessions: SessionService,
     private readonly authUsers: AuthUserCache,
+    private readonly userRows: UsersRepository,
   ) {}
 
   /**
@@ -59,12 +61,9 @@ export class CredentialsService {
   async forgotPassword(email: string): Promise<MessageDto> {
     await this.dataSource.transaction(async (manager) => {
       await this.quota.reserve(manager, email, TokenPurpose.PASSWORD_RESET);
-      const [user]: { id: string }[] = await manager.query(
-        `SELECT id FROM users WHERE email = $1 AND is_active`,
-        [email],
-      );
-      if (!user) return;
-      const token = await this.tokens.issue(manager, TokenPurpose.PASSWORD_RESET, email, user.id);
+      const userId = await this.userRows.activeIdByEmail(manager, email);
+      if (userId === null) return;
+      const token = await this.tokens.issue(manager, TokenPurpose.PASSWORD_RESET, email, userId);
       await this.mail.send(manager, TokenPurpose.PASSWORD_RESET, email, token);
     });
     return { message: 'If an account uses this address, a password reset e-mail is on its way.' };
@@ -118,12 +117,7 @@ export class CredentialsService {
     passwordHash: string,
     replacedHash: string | null = null,
   ): Promise<boolean> {
-    const [rows]: [unknown[], number] = await manager.query(
-      `UPDATE users SET password_hash = $2, token_version = token_version + 1, updated_at = now()
-       WHERE id = $1 AND ($3::varchar IS NULL OR password_hash = $3) RETURNING id`,
-      [userId, passwordHash, replacedHash],
-    );
-    if (rows.length === 0) return false;
+    if (!(await this.userRows.replacePassword(manager, userId, passwordHash, replacedHash))) return false;
     await this.tokens.retireOthers(manager, TokenPurpose.PASSWORD_RESET, { userId });
     return true;
   }

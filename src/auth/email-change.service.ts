@@ -5,6 +5,7 @@ import { AuthUser } from '../common/decorators/current-user.decorator';
 import { AppError } from '../common/errors/app-error';
 import { UserDto } from '../users/dto/user.dto';
 import { toUserDto } from '../users/users.mapper';
+import { UsersRepository } from '../users/users.repository';
 import { UsersService } from '../users/users.service';
 import { AccountMailService } from './account-mail.service';
 import { AuthTokensService } from './auth-tokens.service';
@@ -25,6 +26,7 @@ export class EmailChangeService {
     private readonly tokens: AuthTokensService,
     private readonly mail: AccountMailService,
     private readonly authUsers: AuthUserCache,
+    private readonly userRows: UsersRepository,
   ) {}
 
   async request(
@@ -55,9 +57,7 @@ export class EmailChangeService {
   async confirm(userId: string, token: string): Promise<UserDto> {
     const user = await this.dataSource.transaction(async (manager) => {
       const { email } = await this.tokens.consume(manager, token, TokenPurpose.EMAIL_CHANGE, userId);
-      await this.users.mapConflicts(() =>
-        manager.query(`UPDATE users SET email = $2, updated_at = now() WHERE id = $1`, [userId, email]),
-      );
+      await this.userRows.setEmail(manager, userId, email);
       await this.tokens.retireOthers(manager, TokenPurpose.EMAIL_CHANGE, { userId });
       await this.tokens.retireOthers(manager, TokenPurpose.PASSWORD_RESET, { userId });
       return this.users.findById(userId, manager);

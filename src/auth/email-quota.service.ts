@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
+import { AuthTokensRepository } from './auth-tokens.repository';
 import { TokenPurpose } from './entities/auth-token.entity';
 
 export const EMAILS_PER_ADDRESS_PER_DAY = 5;
@@ -18,21 +19,18 @@ const EMAIL_CHANGE_LOCK_SPACE = 0x6d616975;
  */
 @Injectable()
 export class EmailQuotaService {
+  constructor(private readonly tokens: AuthTokensRepository) {}
+
   /**
    * Records one mail to `address` in the caller's transaction, or throws 429 with Retry-After (seconds until
    * the oldest send of the window leaves it). The per-address advisory lock serializes count-then-insert
    * across instances until the transaction ends.
    */
   async reserve(manager: EntityManager, address: string, purpose: TokenPurpose): Promise<void> {
-    await manager.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [EMAIL_QUOTA_LOCK_SPACE, address]);
-    const [window]: { sent: number; retry_after: number | null }[] = await manager.query(
-      `SELECT count(*)::int AS sent,
-              ceil(extract(epoch FROM min(created_at) + interval '24 hours' - now()))::int AS retry_after
-       FROM email_sends WHERE address = $1 AND created_at > now() - interval '24 hours'`,
-      [address],
-    );
+    await this.tokens.lock(manager, EMAIL_QUOTA_LOCK_SPACE, address);
+    const window = await this.tokens.sendsToAddress(manager, address);
     if (window.sent >= EMAILS_PER_ADDRESS_PER_DAY) throw AppError.rateLimited(window.retry_after ?? 1);
-    await manager.query(`INSERT INTO email_sends (address, purpose) VALUES ($1, $2)`, [address, purpose]);
+    await this.tokens.recordSend(manager, address, purpose);
   }
 
   /**
@@ -42,14 +40,8 @@ export class EmailQuotaService {
    * same transaction. Throws 429 with Retry-After as `reserve` does.
    */
   async reserveEmailChange(manager: EntityManager, userId: string): Promise<void> {
-    await manager.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [EMAIL_CHANGE_LOCK_SPACE, userId]);
-    const [window]: { sent: number; retry_after: number | null }[] = await manager.query(
-      `SELECT count(*)::int AS sent,
-              ceil(extract(epoch FROM min(created_at) + interval '24 hours' - now()))::int AS retry_after
-       FROM auth_tokens
-       WHERE user_id = $1 AND purpose = $2 AND created_at > now() - interval '24 hours'`,
-      [userId, TokenPurpose.EMAIL_CHANGE],
-    );
+    await this.tokens.lock(manager, EMAIL_CHANGE_LOCK_SPACE, userId);
+    const window = await this.tokens.issuedToUser(manager, userId, TokenPurpose.EMAIL_CHANGE);
     if (window.sent >= EMAIL_CHANGES_PER_USER_PER_DAY) throw AppError.rateLimited(window.retry_after ?? 1);
   }
 }

@@ -1,15 +1,13 @@
 import { createSecretKey } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
 import { Strategy } from 'passport-jwt';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { isUuid } from '../common/utils/uuid';
-import { PreparedStatement } from '../database/prepared-statement';
+import { UsersRepository } from '../users/users.repository';
 import { AuthUserCache, TokenUser } from './auth-user.cache';
 
 export const JWT_ALGORITHM = 'HS256';
@@ -31,17 +29,11 @@ function bearerToken(request: Request): string | null {
   return BEARER.exec(request.headers.authorization ?? '')?.[1] ?? null;
 }
 
-/** An authenticated request whose user is not cached runs this primary-key probe. */
-const TOKEN_USER = new PreparedStatement<AuthUser & { token_version: number }>(
-  'auth.token_user',
-  `SELECT id, email, timezone, token_version FROM users WHERE id = $1 AND is_active`,
-);
-
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   constructor(
     @InjectConfig() config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: UsersRepository,
     private readonly cache: AuthUserCache,
   ) {
     super({
@@ -71,7 +63,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   }
 
   private async readTokenUser(userId: string): Promise<TokenUser | undefined> {
-    const [row] = await TOKEN_USER.rows(this.dataSource, [userId]);
+    const row = await this.users.tokenUser(userId);
     if (!row) return undefined;
     const { token_version: tokenVersion, ...user } = row;
     return { tokenVersion, user };

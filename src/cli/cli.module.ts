@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/config';
 import { AppConfigModule } from '../config/config.module';
+import { RepositoriesModule } from '../database/repositories.module';
 import { buildDataSourceOptions } from '../database/typeorm-options';
 import { SchoolsModule } from '../schools/schools.module';
 import { SettingsModule } from '../settings/settings.module';
@@ -28,6 +29,7 @@ export class CliModule {
           // One command, one attempt: the operator sees the failure at once rather than after retries.
           retryAttempts: 0,
         }),
+        RepositoriesModule,
         SchoolsModule,
         SettingsModule,
         UsersModule,

@@ -5,7 +5,6 @@ import { prepareDataDir } from '../config/data-dir';
 import { loadEnvFile } from '../config/env-file';
 import { resolveDatabase, ResolvedDatabase } from '../database/embedded';
 import { runMigrationsLocked } from '../database/migrate';
-import { createCliContext } from './cli.module';
 import { describeFailure, parseCommand, UsageError, USAGE } from './commands';
 
 /** Progress of the database start and migrations goes to stderr: stdout carries only the JSON result. */
@@ -30,6 +29,8 @@ async function main(argv: string[]): Promise<number> {
     const config = prepareDataDir(loadConfig());
     database = await resolveDatabase(config, { logger: stderrLogger });
     if (config.database.migrationsRun) await runMigrationsLocked(config, database.url, stderrLogger);
+    // Nest and the modules load only for a valid invocation: a wrong one is told without that start-up cost.
+    const { createCliContext } = await import('./cli.module');
     context = await createCliContext(config, database.url);
     const result = await command(context);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

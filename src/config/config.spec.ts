@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       jwt: { secret: null, expiresInSeconds: 604800 },
       passwordHashConcurrency: Math.max(1, availableParallelism() - 1),
       authCacheTtlMs: 60000,
+      accountLimits: { loginPerIp: 200, routePerIp: 200 },
       mail: { smtpUrl: null },
       captcha: { enabled: false, secret: null },
       ai: { provider: 'local', timeoutMs: 20000, localThreads: 1 },
@@ -40,6 +41,7 @@ describe('loadConfig', () => {
         retentionDays: 30,
       },
       uploads: { maxBytes: 20971520 },
+      http: { headersTimeoutMs: 20000, requestTimeoutMs: 300000, keepAliveTimeoutMs: 5000 },
       exports: { concurrency: 2, stallTimeoutMs: 60000 },
     });
   });
@@ -66,6 +68,8 @@ describe('loadConfig', () => {
       PASSWORD_HASH_CONCURRENCY: '3',
       AUTH_CACHE_TTL_MS: '0',
       AUTH_LISTENER_HEARTBEAT_MS: '700',
+      LOGIN_LIMIT_PER_IP: '7',
+      ACCOUNT_ROUTE_LIMIT_PER_IP: '8',
       APP_URL: 'https://app.example/',
       SMTP_URL: 'smtps://user:pass@mail.example:465',
       MAIL_FROM: 'Tasks <tasks@example.com>',
@@ -90,6 +94,9 @@ describe('loadConfig', () => {
       UPLOAD_MAX_BYTES: '1024',
       EXPORT_CONCURRENCY: '4',
       EXPORT_STALL_TIMEOUT_MS: '500',
+      HTTP_HEADERS_TIMEOUT_MS: '1000',
+      HTTP_REQUEST_TIMEOUT_MS: '2000',
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '3000',
       CORS_ORIGINS: 'https://a.example, https://b.example',
       LOG_LEVEL: 'warn',
     });
@@ -112,6 +119,7 @@ describe('loadConfig', () => {
       passwordHashConcurrency: 3,
       authCacheTtlMs: 0,
       authListenerHeartbeatMs: 700,
+      accountLimits: { loginPerIp: 7, routePerIp: 8 },
       mail: { smtpUrl: 'smtps://user:pass@mail.example:465', from: 'Tasks <tasks@example.com>' },
       captcha: { enabled: true, secret: 's3cret', verifyUrl: 'http://127.0.0.1:9/verify' },
       ai: {
@@ -133,6 +141,7 @@ describe('loadConfig', () => {
         retentionDays: 7,
       },
       uploads: { maxBytes: 1024 },
+      http: { headersTimeoutMs: 1000, requestTimeoutMs: 2000, keepAliveTimeoutMs: 3000 },
       exports: { concurrency: 4, stallTimeoutMs: 500 },
     });
   });

@@ -2,6 +2,14 @@ import { itRejects } from '../../test/utils/config';
 import { httpConfig } from './http.config';
 
 describe('httpConfig', () => {
+  it('defaults to 20 s, 300 s and 5 s HTTP timeouts', () => {
+    expect(httpConfig({}).http).toEqual({
+      headersTimeoutMs: 20_000,
+      requestTimeoutMs: 300_000,
+      keepAliveTimeoutMs: 5_000,
+    });
+  });
+
   it('reads TRUST_PROXY in the forms Express takes; loopback by default', () => {
     expect(httpConfig({}).trustProxy).toEqual(['loopback']);
     expect(httpConfig({ TRUST_PROXY: '10.0.0.0/8, loopback, fd00::/8' }).trustProxy).toEqual([
@@ -25,5 +33,10 @@ describe('httpConfig', () => {
     ['TRUST_PROXY', { TRUST_PROXY: 'load-balancer' }],
     ['TRUST_PROXY', { TRUST_PROXY: '10.0.0.0/33' }],
     ['TRUST_PROXY', { TRUST_PROXY: 'loopback,' }],
+    ['HTTP_HEADERS_TIMEOUT_MS', { HTTP_HEADERS_TIMEOUT_MS: '50' }],
+    // The request timeout covers the headers: a longer headers timeout could never fire.
+    ['HTTP_HEADERS_TIMEOUT_MS', { HTTP_HEADERS_TIMEOUT_MS: '60000', HTTP_REQUEST_TIMEOUT_MS: '30000' }],
+    ['HTTP_REQUEST_TIMEOUT_MS', { HTTP_REQUEST_TIMEOUT_MS: '1.5' }],
+    ['HTTP_KEEP_ALIVE_TIMEOUT_MS', { HTTP_KEEP_ALIVE_TIMEOUT_MS: '0' }],
   ]);
 });

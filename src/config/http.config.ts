@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { ConfigError, Env, int, str, url } from './env';
+import { ConfigError, Env, int, MAX_TIMER_MS, str, url } from './env';
 
 /**
  * The HTTP server.
@@ -7,6 +7,8 @@ import { ConfigError, Env, int, str, url } from './env';
  * - `APP_URL` (`http://localhost:3000`): base of the web client, for links in e-mails.
  * - `CORS_ORIGINS` (`*`): `*`, or comma-separated origins exactly as browsers send them.
  * - `TRUST_PROXY` (`loopback`): Express's `trust proxy`, which peers' `X-Forwarded-For` names the client IP.
+ * - `HTTP_HEADERS_TIMEOUT_MS` (`20000`), `HTTP_REQUEST_TIMEOUT_MS` (`300000`), `HTTP_KEEP_ALIVE_TIMEOUT_MS`
+ *   (`5000`): Node's limits for slow clients.
  */
 export interface HttpConfig {
   port: number;
@@ -14,6 +16,12 @@ export interface HttpConfig {
   corsOrigins: string[] | true;
   /** Express's `trust proxy`: which peers' `X-Forwarded-For` names the client IP (per-IP limits). */
   trustProxy: boolean | number | string[];
+  /**
+   * Node's HTTP server limits for slow clients: all request headers within `headersTimeoutMs`, the whole
+   * request (headers and body) within `requestTimeoutMs`; an idle keep-alive connection closes after
+   * `keepAliveTimeoutMs`.
+   */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
 }
 
 export function httpConfig(env: Env): HttpConfig {
@@ -22,7 +30,22 @@ export function httpConfig(env: Env): HttpConfig {
     appUrl: url(env, 'APP_URL', 'http://localhost:3000', ['http:', 'https:']),
     corsOrigins: corsOrigins(env),
     trustProxy: trustProxy(env),
+    http: httpTimeouts(env),
   };
+}
+
+/** The request timeout covers the headers too, so a longer headers timeout could never fire. */
+function httpTimeouts(env: Env): HttpConfig['http'] {
+  const headersTimeoutMs = int(env, 'HTTP_HEADERS_TIMEOUT_MS', 20_000, 100, MAX_TIMER_MS);
+  const requestTimeoutMs = int(env, 'HTTP_REQUEST_TIMEOUT_MS', 300_000, 100, MAX_TIMER_MS);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      'HTTP_HEADERS_TIMEOUT_MS',
+      `must not be above HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${headersTimeoutMs}`,
+    );
+  }
+  const keepAliveTimeoutMs = int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 1, MAX_TIMER_MS);
+  return { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs };
 }
 
 function corsOrigins(env: Env): string[] | true {

@@ -4,7 +4,10 @@ import { Client } from 'pg';
 const READ_TIMEOUT = 'Query read timeout';
 
 type Callback = (error: Error | null, result?: unknown) => void;
-const query = Client.prototype.query as (this: Client, ...args: unknown[]) => unknown;
+type QueryFn = (this: Client, ...args: unknown[]) => unknown;
+/** Looked up at each call, so that whatever wraps pg's own `query` (instrumentation) still runs. */
+const query = (client: Client, args: unknown[]): unknown =>
+  (Client.prototype.query as QueryFn).apply(client, args);
 
 function dropWhenLate(client: Client, error: unknown): void {
   if ((error as Error | null)?.message === READ_TIMEOUT) client.connection.stream.destroy();
@@ -26,9 +29,9 @@ FailFastClient.prototype.query = function (this: Client, ...args: unknown[]): un
       dropWhenLate(this, error);
       (callback as Callback)(error, result);
     };
-    return query.apply(this, args);
+    return query(this, args);
   }
-  const result = query.apply(this, args);
+  const result = query(this, args);
   if (!(result instanceof Promise)) return result;
   return result.catch((error: unknown) => {
     dropWhenLate(this, error);

@@ -1,9 +1,11 @@
 import { Global, Module, Provider } from '@nestjs/common';
+import { AuthTokensRepository } from '../auth/auth-tokens.repository';
 import { ClassesRepository } from '../classes/classes.repository';
 import { DeliveriesRepository } from '../notifications/delivery/deliveries.repository';
 import { NotificationsRepository } from '../notifications/notifications.repository';
 import { SubmissionsRepository } from '../submissions/submissions.repository';
 import { TasksRepository } from '../tasks/tasks.repository';
+import { UsersRepository } from '../users/users.repository';
 
 /**
  * Every repository, each in the folder of its aggregate, provided once for the whole application: access
@@ -16,6 +18,8 @@ const REPOSITORIES: Provider[] = [
   SubmissionsRepository,
   NotificationsRepository,
   DeliveriesRepository,
+  UsersRepository,
+  AuthTokensRepository,
 ];
 
 @Global()

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Readable } from 'node:stream';
-import { FileStorage, StoredFile } from './file-storage';
+import { FileStorage, StoredFile, StoredObject } from './file-storage';
 
 /** Records each remove call; the calls listed in `failing` throw. */
 class RecordingStorage extends FileStorage {
@@ -12,6 +12,12 @@ class RecordingStorage extends FileStorage {
     throw new Error('not used');
   }
   read(): Promise<Readable> {
+    throw new Error('not used');
+  }
+  list(): Promise<StoredObject[]> {
+    throw new Error('not used');
+  }
+  removeIncomplete(): Promise<number> {
     throw new Error('not used');
   }
   async remove(keys: readonly string[]): Promise<void> {

@@ -2,10 +2,12 @@ import { Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { join } from 'node:path';
 import { AccessModule } from '../access/access.module';
+import { RunningJobs } from '../common/jobs/running-jobs';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { FileStorage } from './file-storage';
 import { FilesController } from './files.controller';
+import { FileSweeper } from './file-sweeper';
 import { FilesService } from './files.service';
 import { LocalFileStorage } from './local-file-storage';
 import { fileStorageEngine } from './multer-storage.engine';
@@ -24,7 +26,8 @@ export class FileStorageModule {}
 
 /**
  * File storage and the multer setup every upload route shares (`FileInterceptor('file')`):
- * one file part, `UPLOAD_MAX_BYTES` limit, UTF-8 file names. Also the download route GET /files/:fileKey.
+ * one file part, `UPLOAD_MAX_BYTES` limit, UTF-8 file names. Also the download route GET /files/:fileKey and
+ * the sweep of what crashes leave in the storage.
  */
 @Module({
   imports: [
@@ -42,7 +45,7 @@ export class FileStorageModule {}
     }),
   ],
   controllers: [FilesController],
-  providers: [FilesService],
+  providers: [FilesService, FileSweeper, RunningJobs],
   exports: [FileStorageModule, MulterModule],
 })
 export class FilesModule {}

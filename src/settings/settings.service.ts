@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
+import { SettingsRepository } from './settings.repository';
 
 export const REGISTRATION_OPEN = 'auth.registration_open';
 
@@ -29,14 +28,11 @@ export interface SettingValue {
 /** Operator settings, stored in the database and read at request time so a change applies at once everywhere. */
 @Injectable()
 export class SettingsService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly settings: SettingsRepository) {}
 
   async get(key: string): Promise<SettingValue> {
-    const rows: { value: unknown }[] = await this.dataSource.query(
-      `SELECT value FROM settings WHERE key = $1`,
-      [key],
-    );
-    if (rows.length > 0) return { key, value: rows[0].value };
+    const stored = await this.settings.find(key);
+    if (stored) return stored;
     const known = KNOWN_SETTINGS[key];
     if (!known) throw AppError.notFound(`Setting "${key}"`);
     return { key, value: known.defaultValue };
@@ -44,7 +40,7 @@ export class SettingsService {
 
   /** Stored settings plus the defaults of known settings that were never set, sorted by key. */
   async list(): Promise<SettingValue[]> {
-    const rows: SettingValue[] = await this.dataSource.query(`SELECT key, value FROM settings ORDER BY key`);
+    const rows: SettingValue[] = await this.settings.list();
     const stored = new Set(rows.map((row) => row.key));
     const defaults = Object.entries(KNOWN_SETTINGS)
       .filter(([key]) => !stored.has(key))
@@ -56,11 +52,7 @@ export class SettingsService {
     if (!SETTING_KEY.test(key)) throw AppError.validation('A setting key is 1 to 100 of A-Z a-z 0-9 _ . -');
     const problem = KNOWN_SETTINGS[key]?.check(value) ?? null;
     if (problem) throw AppError.validation(`${key} ${problem}`);
-    await this.dataSource.query(
-      `INSERT INTO settings (key, value, updated_at) VALUES ($1, $2::jsonb, now())
-       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
-      [key, JSON.stringify(value)],
-    );
+    await this.settings.save(key, value);
     return { key, value };
   }
 

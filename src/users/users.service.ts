@@ -1,15 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { ClassMember, ClassRole } from '../classes/entities/class-member.entity';
-import { ClassEntity } from '../classes/entities/class.entity';
 import { AppError } from '../common/errors/app-error';
-import { withConstraintErrors } from '../common/errors/constraint-errors';
-import { School } from '../schools/entities/school.entity';
 import { UpdateMeDto } from './dto/update-me.dto';
 import { UserDto } from './dto/user.dto';
 import { User } from './entities/user.entity';
 import { toUserDto } from './users.mapper';
+import { UsersRepository } from './users.repository';
 
 export const PERSONAL_CLASS_NAME = 'Personal';
 
@@ -33,15 +30,19 @@ export interface UserCredentials {
 
 /**
  * Profiles, and the rules every write of a profile obeys (school and student number, unique e-mail).
- * Depends only on the DataSource so the operator CLI can use it without the HTTP application.
+ * Depends only on the DataSource and its repository, so the operator CLI can use it without the HTTP
+ * application.
  */
 @Injectable()
 export class UsersService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: UsersRepository,
+  ) {}
 
   /** The user with its school, or 404. */
   async findById(id: string, manager: EntityManager = this.dataSource.manager): Promise<User> {
-    const user = await manager.getRepository(User).findOne({ where: { id }, relations: { school: true } });
+    const user = await this.users.findWithSchool(manager, id);
     if (!user) throw AppError.notFound('User');
     return user;
   }
@@ -51,13 +52,7 @@ export class UsersService {
   }
 
   async findCredentials(where: { email: string } | { id: string }): Promise<UserCredentials | null> {
-    const [column, value] = 'email' in where ? ['email', where.email] : ['id', where.id];
-    const rows: { id: string; password_hash: string; is_active: boolean; token_version: number }[] =
-      await this.dataSource.query(
-        `SELECT id, password_hash, is_active, token_version FROM users WHERE ${column} = $1`,
-        [value],
-      );
-    const row = rows[0];
+    const row = await this.users.findCredentials(where);
     return row
       ? {
           id: row.id,
@@ -69,8 +64,7 @@ export class UsersService {
   }
 
   async emailExists(email: string, manager: EntityManager = this.dataSource.manager): Promise<boolean> {
-    const rows: unknown[] = await manager.query(`SELECT 1 FROM users WHERE email = $1`, [email]);
-    return rows.length > 0;
+    return this.users.emailExists(manager, email);
   }
 
   /**
@@ -79,34 +73,22 @@ export class UsersService {
    */
   async createWithPersonalClass(manager: EntityManager, fields: NewUser): Promise<User> {
     await this.checkSchoolFields(manager, fields.schoolId ?? null, fields.studentId ?? null);
-    const userId = await this.mapConflicts(async () => {
-      const inserted = await manager.getRepository(User).insert({
-        email: fields.email,
-        passwordHash: fields.passwordHash,
-        nickname: fields.nickname ?? null,
-        timezone: fields.timezone ?? 'UTC',
-        schoolId: fields.schoolId ?? null,
-        studentId: fields.studentId ?? null,
-      });
-      return (inserted.identifiers[0] as { id: string }).id;
+    const userId = await this.users.insert(manager, {
+      email: fields.email,
+      passwordHash: fields.passwordHash,
+      nickname: fields.nickname ?? null,
+      timezone: fields.timezone ?? 'UTC',
+      schoolId: fields.schoolId ?? null,
+      studentId: fields.studentId ?? null,
     });
-    const personal = await manager
-      .getRepository(ClassEntity)
-      .insert({ name: PERSONAL_CLASS_NAME, isPersonal: true, ownerId: userId });
-    await manager.getRepository(ClassMember).insert({
-      classId: (personal.identifiers[0] as { id: string }).id,
-      userId,
-      role: ClassRole.OWNER,
-    });
+    await this.users.insertPersonalClass(manager, userId, PERSONAL_CLASS_NAME);
     return this.findById(userId, manager);
   }
 
   /** Applies `PATCH /users/me`; the school pair follows the rules of registration. */
   async updateProfile(id: string, changes: UpdateMeDto): Promise<UserDto> {
     const user = await this.dataSource.transaction(async (manager) => {
-      const current = await manager
-        .getRepository(User)
-        .findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+      const current = await this.users.lockForUpdate(manager, id);
       if (!current) throw AppError.notFound('User');
       const schoolChanges = changes.schoolId !== undefined && changes.schoolId !== current.schoolId;
       const schoolId = changes.schoolId !== undefined ? changes.schoolId : current.schoolId;
@@ -114,14 +96,12 @@ export class UsersService {
       const studentId =
         changes.studentId !== undefined ? changes.studentId : schoolChanges ? null : current.studentId;
       await this.checkSchoolFields(manager, schoolId, studentId);
-      await this.mapConflicts(() =>
-        manager.getRepository(User).update(id, {
-          ...(changes.nickname !== undefined && { nickname: changes.nickname }),
-          ...(changes.timezone !== undefined && { timezone: changes.timezone }),
-          schoolId,
-          studentId,
-        }),
-      );
+      await this.users.updateProfile(manager, id, {
+        ...(changes.nickname !== undefined && { nickname: changes.nickname }),
+        ...(changes.timezone !== undefined && { timezone: changes.timezone }),
+        schoolId,
+        studentId,
+      });
       return this.findById(id, manager);
     });
     return toUserDto(user);
@@ -132,19 +112,9 @@ export class UsersService {
    * invalid after a later activation.
    */
   async setActive(email: string, isActive: boolean): Promise<UserDto> {
-    const [rows]: [{ id: string }[], number] = await this.dataSource.query(
-      `UPDATE users SET is_active = $2, token_version = token_version + (CASE WHEN $2 THEN 0 ELSE 1 END),
-         updated_at = now()
-       WHERE email = $1 RETURNING id`,
-      [email, isActive],
-    );
-    if (!rows[0]) throw AppError.notFound('User');
-    return this.getProfile(rows[0].id);
-  }
-
-  /** Runs a write and turns the unique violations of `users` into 409 answers. */
-  mapConflicts<T>(write: () => Promise<T>): Promise<T> {
-    return withConstraintErrors(write);
+    const id = await this.users.setActive(email, isActive);
+    if (id === null) throw AppError.notFound('User');
+    return this.getProfile(id);
   }
 
   /** School and student number go together, and the school must exist. */
@@ -156,7 +126,7 @@ export class UsersService {
     if (schoolId !== null && studentId === null)
       throw AppError.validation('studentId is required with schoolId');
     if (schoolId === null && studentId !== null) throw AppError.validation('studentId requires schoolId');
-    if (schoolId !== null && !(await manager.getRepository(School).existsBy({ id: schoolId }))) {
+    if (schoolId !== null && !(await this.users.schoolExists(manager, schoolId))) {
       throw AppError.validation('schoolId does not name a known school');
     }
   }

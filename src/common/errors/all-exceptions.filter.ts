@@ -39,6 +39,11 @@ const MULTER_TOO_LARGE = 'LIMIT_FILE_SIZE';
 /** SQLSTATE 22021, e.g. "invalid byte sequence for encoding UTF8: 0x00". */
 const PG_INVALID_BYTE_SEQUENCE = '22021';
 
+/** The connection closed before the request was read to its end. */
+function clientLeft(request: Request): boolean {
+  return !request.complete && (request.destroyed || request.socket?.destroyed === true);
+}
+
 /**
  * The one place where errors become HTTP answers: `{error, code}` and nothing else.
  * Unexpected errors are logged with the request id and answered as 500 INTERNAL_ERROR.
@@ -53,6 +58,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const response = http.getResponse<Response>();
     const request = http.getRequest<Request>();
+    if (clientLeft(request)) {
+      // Whatever failed was reading a request the client gave up on (a cut upload: "Request aborted" from
+      // multer, "request aborted" from the body parser): nobody to answer, and no fault of the service.
+      // logRequests writes its line, "request aborted" at info.
+      response.destroy();
+      return;
+    }
     const { status, body, headers } = this.toResponse(exception, request);
     if (response.headersSent) {
       response.destroy();

@@ -19,6 +19,8 @@ export enum ErrorCode {
   RATE_LIMITED = 'RATE_LIMITED',
   INTERNAL_ERROR = 'INTERNAL_ERROR',
   CAPTCHA_UNAVAILABLE = 'CAPTCHA_UNAVAILABLE',
+  /** The client did not send its request within the HTTP timeouts; not named by the contract. */
+  REQUEST_TIMEOUT = 'REQUEST_TIMEOUT',
   /** Readiness check failed (GET /health); not named by the contract. */
   SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE',
 }
@@ -42,6 +44,7 @@ export const ERROR_STATUS: Record<ErrorCode, HttpStatus> = {
   [ErrorCode.RATE_LIMITED]: HttpStatus.TOO_MANY_REQUESTS,
   [ErrorCode.INTERNAL_ERROR]: HttpStatus.INTERNAL_SERVER_ERROR,
   [ErrorCode.CAPTCHA_UNAVAILABLE]: HttpStatus.SERVICE_UNAVAILABLE,
+  [ErrorCode.REQUEST_TIMEOUT]: HttpStatus.REQUEST_TIMEOUT,
   [ErrorCode.SERVICE_UNAVAILABLE]: HttpStatus.SERVICE_UNAVAILABLE,
 };
 

@@ -49,7 +49,8 @@ interface LoggedRequest extends IncomingMessage {
 
 /**
  * Gives every request its id (X-Request-Id, `request.id`) and writes one line when its response ends: info,
- * warn for 4xx, error for 5xx; "request aborted" when the connection closed first. Mounted first, so body
+ * warn for 4xx, error for 5xx; "request aborted" at info when the connection closed first (the client's
+ * doing, whatever status an answer that never left had). Mounted first, so body
  * parser errors and unknown routes are logged too. A plain listener instead of pino-http under nestjs-pino:
  * those built a child logger per request and ran every request in an AsyncLocalStorage context, whose
  * promise hooks cost every await; together about half of the CPU time of a request that does no I/O.
@@ -63,7 +64,8 @@ export function logRequests(
     request.id = requestId(request, response);
     response.once('close', () => {
       const status = response.statusCode;
-      const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+      const aborted = !response.writableEnded;
+      const level = aborted ? 'info' : status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
       logger[level](
         {
           req: {
@@ -74,14 +76,18 @@ export function logRequests(
           res: { statusCode: status },
           responseTime: Date.now() - started,
         },
-        response.writableEnded ? 'request completed' : 'request aborted',
+        aborted ? 'request aborted' : 'request completed',
       );
     });
     next();
   };
 }
 
-/** HTTP parser errors Node answers with a status of its own: [status, reason, message, code]. */
+const REQUEST_TIMEOUT = 'ERR_HTTP_REQUEST_TIMEOUT';
+/** The client closed its side of the connection in the middle of a request: it left, nobody to answer. */
+const CLIENT_LEFT = 'HPE_INVALID_EOF_STATE';
+
+/** Errors of Node's HTTP server it answers with a status of its own: [status, reason, message, code]. */
 type ClientErrorAnswer = [number, string, string, ErrorCode];
 const CLIENT_ERROR_ANSWERS: Record<string, ClientErrorAnswer> = {
   HPE_HEADER_OVERFLOW: [
@@ -96,6 +102,12 @@ const CLIENT_ERROR_ANSWERS: Record<string, ClientErrorAnswer> = {
     'Chunk extensions too large',
     ErrorCode.PAYLOAD_TOO_LARGE,
   ],
+  [REQUEST_TIMEOUT]: [
+    408,
+    'Request Timeout',
+    'The request was not received in time',
+    ErrorCode.REQUEST_TIMEOUT,
+  ],
 };
 const MALFORMED_REQUEST: ClientErrorAnswer = [
   400,
@@ -108,33 +120,63 @@ const MALFORMED_REQUEST: ClientErrorAnswer = [
 type ClientSocket = Socket & { _httpMessage?: ServerResponse | null };
 
 /**
- * Requests Node's HTTP parser refuses (headers over its limit, malformed syntax) never reach Express; Node
- * answers them with an empty body and no request id. This answers them like every other error: a JSON
- * `{error, code}` body, `X-Request-Id`, and a log line.
+ * Requests Node's HTTP server refuses (headers over its limit, malformed syntax, headers or body not received
+ * within the timeouts) are answered by Node with an empty body and no request id. This answers them like
+ * every other error: a JSON `{error, code}` body, `X-Request-Id`, `Connection: close`, and a log line. Resets
+ * and clients that closed their side mid-request get no answer (Node answered the latter with 400).
  */
 export function answerClientErrors(server: Server, logger: Pino): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: ClientSocket) => {
-    const parserError = error.code?.startsWith('HPE_') ?? false;
+    const code = error.code ?? '';
+    const answer =
+      CLIENT_ERROR_ANSWERS[code] ??
+      (code.startsWith('HPE_') && code !== CLIENT_LEFT ? MALFORMED_REQUEST : null);
+    const inFlight = socket._httpMessage;
     // As Node does: answer unless a response on this connection has already begun (keep-alive included).
-    const canAnswer = socket.writable && !socket._httpMessage?.headersSent;
-    if (!parserError || !canAnswer) {
-      // Node's own answer: 408 for a timeout, nothing for a reset.
-      if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && canAnswer) {
-        socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
-      }
+    if (!answer || !socket.writable || inFlight?.headersSent) {
       socket.destroy(error);
       return;
     }
-    const [status, reason, message, code] = CLIENT_ERROR_ANSWERS[error.code!] ?? MALFORMED_REQUEST;
+    const [status, reason, message, errorCode] = answer;
+    const body = JSON.stringify({ error: message, code: errorCode });
+    if (inFlight) {
+      // A request already in the application (its body came too slowly): answered on its own response, so the
+      // answer carries the request's id and logRequests writes its line.
+      inFlight.statusCode = status;
+      inFlight.setHeader('Content-Type', 'application/json; charset=utf-8');
+      inFlight.setHeader('Content-Length', Buffer.byteLength(body));
+      inFlight.setHeader('Connection', 'close');
+      inFlight.end(body, () => socket.destroy());
+      return;
+    }
     const id = randomUUID();
-    const body = JSON.stringify({ error: message, code });
     socket.end(
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
     );
     logger.warn(
-      { req: { id }, res: { statusCode: status }, err: error.code },
-      'request refused by the HTTP parser',
+      { req: { id }, res: { statusCode: status }, err: code },
+      code === REQUEST_TIMEOUT
+        ? 'request headers not received in time'
+        : 'request refused by the HTTP parser',
     );
   });
+}
+
+/**
+ * Node's limits for slow clients. Node looks for connections past them every `connectionsCheckingInterval`
+ * (30 s by default, read when the server starts listening): a tenth of the shorter limit, at most a second,
+ * keeps a timeout within about a second of its value.
+ */
+export function applyServerTimeouts(
+  server: Server & { connectionsCheckingInterval?: number },
+  limits: AppConfig['http'],
+): void {
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs;
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.connectionsCheckingInterval = Math.max(
+    10,
+    Math.min(1000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 10)),
+  );
 }
