@@ -2,19 +2,15 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FROM_SOURCES, sourcesEnv } from '../utils/from-sources';
 
 const ROOT = join(__dirname, '..', '..');
 
 /** Runs `args` with Node from the sources in an empty working directory, with exactly `env`. */
 function node(args: string[], cwd: string, env: Record<string, string>) {
-  return spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', ...args], {
+  return spawnSync(process.execPath, [...FROM_SOURCES, ...args], {
     cwd,
-    env: {
-      PATH: process.env.PATH,
-      NODE_PATH: join(ROOT, 'node_modules'),
-      TS_NODE_PROJECT: join(ROOT, 'tsconfig.json'),
-      ...env,
-    },
+    env: sourcesEnv(env),
     encoding: 'utf8',
     timeout: 60_000,
   });
