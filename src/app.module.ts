@@ -4,7 +4,6 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { RepositoriesModule } from './database/repositories.module';
 import { AccessModule } from './access/access.module';
-import { ClassRoleGuard } from './access/class-role.guard';
 import { AiModule } from './ai/ai.module';
 import { AuthModule } from './auth/auth.module';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
@@ -53,9 +52,8 @@ export class AppModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        // Order matters: authenticate first, then check the class role.
+        // Global guards run before a route's own: access guards see the authenticated user.
         { provide: APP_GUARD, useClass: JwtAuthGuard },
-        { provide: APP_GUARD, useExisting: ClassRoleGuard },
       ],
     };
   }

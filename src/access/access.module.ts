@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
 import { AccessService } from './access.service';
 import { ClassRoleGuard } from './class-role.guard';
+import { TaskAccessGuard } from './task-access.guard';
 
 @Module({
-  providers: [AccessService, ClassRoleGuard],
-  exports: [AccessService, ClassRoleGuard],
+  providers: [AccessService, ClassRoleGuard, TaskAccessGuard],
+  exports: [AccessService, ClassRoleGuard, TaskAccessGuard],
 })
 export class AccessModule {}

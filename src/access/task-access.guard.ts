@@ -1,39 +1,16 @@
-import {
-  applyDecorators,
-  CanActivate,
-  createParamDecorator,
-  ExecutionContext,
-  Injectable,
-  SetMetadata,
-  UseGuards,
-} from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { AppError } from '../common/errors/app-error';
 import { isUuid } from '../common/utils/uuid';
-import { AccessService, TaskAccess } from './access.service';
-
-const TASK_ACCESS = 'taskAccess';
-
-interface TaskAccessOptions {
-  /** OWNER or ADMIN of the task's class required. */
-  manage?: boolean;
-}
+import { AccessService } from './access.service';
+import { RequestWithAccess, ROUTE_ACCESS, RouteAccessRule } from './route-access';
 
 /**
- * On a route with a `:taskId` parameter: `AccessService.requireTaskAccess` as a guard. Guards run before
- * interceptors and pipes, so the caller is refused (404/403) before multer stores a single byte of an upload
- * and before a body is validated. The resolved access is available to the handler through
- * `@CurrentTaskAccess()`.
+ * The guard of `@TaskRoute(...)`: `AccessService.requireTaskAccess` for `:taskId`, resolved once onto the
+ * request. Guards run before interceptors and pipes, so the caller is refused (404/403) before multer stores a
+ * single byte of an upload and before a body is validated.
  */
-export const RequireTaskAccess = (options: TaskAccessOptions = {}): MethodDecorator =>
-  applyDecorators(SetMetadata(TASK_ACCESS, options), UseGuards(TaskAccessGuard));
-
-interface RequestWithTaskAccess extends Request {
-  taskAccess?: TaskAccess;
-}
-
 @Injectable()
 export class TaskAccessGuard implements CanActivate {
   constructor(
@@ -42,20 +19,13 @@ export class TaskAccessGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const options =
-      this.reflector.get<TaskAccessOptions | undefined>(TASK_ACCESS, context.getHandler()) ?? {};
-    const request = context.switchToHttp().getRequest<RequestWithTaskAccess>();
+    const rule = this.reflector.get<RouteAccessRule>(ROUTE_ACCESS, context.getHandler());
+    const request = context.switchToHttp().getRequest<RequestWithAccess>();
     const taskId = request.params.taskId;
     if (!isUuid(taskId)) throw AppError.validation('taskId must be a UUID');
-    request.taskAccess = await this.access.requireTaskAccess(taskId, (request.user as AuthUser).id, options);
+    request.resolvedAccess = await this.access.requireTaskAccess(taskId, (request.user as AuthUser).id, {
+      manage: rule.manage,
+    });
     return true;
   }
 }
-
-/** The caller's access to the task resolved by `@RequireTaskAccess(...)`. */
-export const CurrentTaskAccess = createParamDecorator(
-  (_data: unknown, context: ExecutionContext): TaskAccess => {
-    const request = context.switchToHttp().getRequest<RequestWithTaskAccess>();
-    return request.taskAccess as TaskAccess;
-  },
-);

@@ -26,3 +26,14 @@ export const blockedForUserSql = (task: string, userId: string): string =>
 /** `isLocked` of CONTRACT §2: blocked for a MEMBER; never locked for OWNER and ADMIN. */
 export const taskLockedSql = (task: string, role: string, userId: string): string =>
   `(${role} = 'MEMBER' AND ${blockedForUserSql(task, userId)})`;
+
+/** The late rule, judged by the database clock: a write at exactly dueAt is in time. */
+export const lateClosedSql = (task: string): string =>
+  `(NOT ${task}.allow_late_submission AND ${task}.due_at IS NOT NULL AND ${task}.due_at < now())`;
+
+/**
+ * The columns `late, locked` of `SubmissionWriteRules` (src/access/submission-rules.ts) for a write of the
+ * submission of `userId` to `task` by a caller of class role `role`; the one place the two rules are written.
+ */
+export const submissionWriteRulesSql = (task: string, role: string, userId: string): string =>
+  `${lateClosedSql(task)} AS late, ${taskLockedSql(task, role, userId)} AS locked`;

@@ -1,15 +1,4 @@
-import {
-  applyDecorators,
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  Param,
-  ParseUUIDPipe,
-  Patch,
-  Post,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
@@ -20,13 +9,11 @@ import {
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiParam,
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { ClassAccess } from '../access/access.service';
-import { ClassRoles } from '../access/class-role.guard';
-import { CurrentClassAccess } from '../access/current-class-access.decorator';
+import { ClassManagerRoute, ClassRoute, CurrentAccess } from '../access/access-route.decorators';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { ClassMembersService } from './class-members.service';
@@ -42,17 +29,10 @@ import {
 import { ClassMemberResponse, ClassSummaryResponse, InviteCodeResponse } from './dto/class.response';
 import { ClassRole } from './entities/class-member.entity';
 
-/** Every `:classId` route: the path parameter, the error answers they share and the route's reason for 403. */
-function ApiClassRoute(forbidden: string): MethodDecorator {
-  return applyDecorators(
-    ApiParam({ name: 'classId', format: 'uuid' }),
-    ApiBadRequestResponse({ type: ErrorResponse, description: 'Malformed UUID or invalid body' }),
-    ApiForbiddenResponse({ type: ErrorResponse, description: forbidden }),
-    ApiNotFoundResponse({ type: ErrorResponse, description: 'Class (or member) does not exist' }),
-  );
-}
-
-/** `:classId` is also checked by the ClassRoles guard; handlers that take the guard's access skip the param. */
+/** `:classId` is also checked by the ClassRoute guard; handlers that take the guard's access skip the param. */
+const PERSONAL = 'FORBIDDEN: the personal class';
+const NO_MEMBER = 'NOT_FOUND: the user is not a member';
+const INVALID_BODY = 'VALIDATION_ERROR: invalid body';
 const classId = (): ParameterDecorator => Param('classId', new ParseUUIDPipe());
 const userId = (): ParameterDecorator => Param('userId', new ParseUUIDPipe());
 
@@ -97,19 +77,18 @@ export class ClassesController {
   }
 
   @Get(':classId')
-  @ClassRoles()
+  @ClassRoute()
   @ApiOperation({ summary: 'One class; caller must be a member' })
   @ApiOkResponse({ type: ClassSummaryResponse })
-  @ApiClassRoute('Not a member')
   async get(@classId() id: string, @CurrentUser() user: AuthUser): Promise<ClassSummaryResponse> {
     return toClassSummary(await this.classes.get(user.id, id));
   }
 
   @Patch(':classId')
-  @ClassRoles(ClassRole.OWNER, ClassRole.ADMIN)
+  @ClassManagerRoute()
   @ApiOperation({ summary: 'Change name, description (null clears) or color; OWNER or ADMIN' })
   @ApiOkResponse({ type: ClassSummaryResponse })
-  @ApiClassRoute('Not OWNER or ADMIN')
+  @ApiBadRequestResponse({ type: ErrorResponse, description: INVALID_BODY })
   async update(
     @classId() id: string,
     @CurrentUser() user: AuthUser,
@@ -120,31 +99,29 @@ export class ClassesController {
 
   @Delete(':classId')
   @HttpCode(204)
-  @ClassRoles(ClassRole.OWNER)
+  @ClassRoute({ roles: [ClassRole.OWNER], forbidden: PERSONAL })
   @ApiOperation({ summary: 'Delete the class with its tasks, submissions and files; OWNER only' })
   @ApiNoContentResponse()
-  @ApiClassRoute('Not OWNER, or the personal class')
   async remove(@classId() id: string, @CurrentUser() user: AuthUser): Promise<void> {
     await this.classes.remove(user.id, id);
   }
 
   @Get(':classId/members')
-  @ClassRoles()
+  @ClassRoute()
   @ApiOperation({ summary: 'Members: OWNER, ADMINs, MEMBERs, each by join time' })
   @ApiOkResponse({ type: [ClassMemberResponse] })
-  @ApiClassRoute('Not a member')
   async listMembers(@classId() id: string): Promise<ClassMemberResponse[]> {
     return (await this.members.list(id)).map(toClassMember);
   }
 
   @Patch(':classId/members/:userId')
-  @ClassRoles(ClassRole.OWNER)
+  @ClassRoute({ roles: [ClassRole.OWNER], forbidden: PERSONAL, notFound: NO_MEMBER })
   @ApiOperation({ summary: 'Make a member ADMIN or MEMBER; OWNER only' })
   @ApiOkResponse({ type: ClassMemberResponse })
-  @ApiClassRoute('Not OWNER, or the personal class')
+  @ApiBadRequestResponse({ type: ErrorResponse, description: INVALID_BODY })
   async changeRole(
     @userId() targetId: string,
-    @CurrentClassAccess() access: ClassAccess,
+    @CurrentAccess() access: ClassAccess,
     @CurrentUser() user: AuthUser,
     @Body() dto: ChangeMemberRoleDto,
   ): Promise<ClassMemberResponse> {
@@ -153,10 +130,12 @@ export class ClassesController {
 
   @Delete(':classId/members/:userId')
   @HttpCode(204)
-  @ClassRoles()
+  @ClassRoute({
+    forbidden: 'FORBIDDEN: the role does not allow removing this member, or the target is the OWNER',
+    notFound: NO_MEMBER,
+  })
   @ApiOperation({ summary: 'Remove a member or leave; the OWNER is never removed' })
   @ApiNoContentResponse()
-  @ApiClassRoute('Role does not allow removing this member, or the target is the OWNER')
   async removeMember(
     @classId() id: string,
     @userId() targetId: string,
@@ -167,12 +146,12 @@ export class ClassesController {
 
   @Post(':classId/transfer')
   @HttpCode(200)
-  @ClassRoles(ClassRole.OWNER)
+  @ClassRoute({ roles: [ClassRole.OWNER], forbidden: PERSONAL, notFound: NO_MEMBER })
   @ApiOperation({ summary: 'Transfer ownership to a member; the caller becomes ADMIN' })
   @ApiOkResponse({ type: ClassSummaryResponse })
-  @ApiClassRoute('Not OWNER, or the personal class')
+  @ApiBadRequestResponse({ type: ErrorResponse, description: INVALID_BODY })
   async transfer(
-    @CurrentClassAccess() access: ClassAccess,
+    @CurrentAccess() access: ClassAccess,
     @CurrentUser() user: AuthUser,
     @Body() dto: TransferOwnershipDto,
   ): Promise<ClassSummaryResponse> {
@@ -181,12 +160,11 @@ export class ClassesController {
 
   @Post(':classId/invite-code')
   @HttpCode(200)
-  @ClassRoles(ClassRole.OWNER, ClassRole.ADMIN)
+  @ClassManagerRoute({ forbidden: PERSONAL })
   @ApiOperation({ summary: 'Replace the invite code; the old one stops working at once' })
   @ApiOkResponse({ type: InviteCodeResponse })
-  @ApiClassRoute('Not OWNER or ADMIN, or the personal class')
   async rotateInviteCode(
-    @CurrentClassAccess() access: ClassAccess,
+    @CurrentAccess() access: ClassAccess,
     @CurrentUser() user: AuthUser,
   ): Promise<InviteCodeResponse> {
     return { inviteCode: await this.classes.rotateInviteCode(access, user.id) };

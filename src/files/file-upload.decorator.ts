@@ -6,7 +6,7 @@ import { ErrorResponse } from '../common/errors/error.response';
 /**
  * An upload route: one multipart part `file`, streamed to storage by the shared multer setup (read it with
  * `@UploadedFile()`), documented for OpenAPI with its 413. Check access with a guard beside it
- * (`@RequireTaskAccess`): guards run before this interceptor, so a refused caller stores nothing.
+ * (`@TaskRoute`): guards run before this interceptor, so a refused caller stores nothing.
  */
 export const FileUpload = (): MethodDecorator =>
   applyDecorators(

@@ -1,13 +1,12 @@
 import { Controller, Get, Header, Param, StreamableFile } from '@nestjs/common';
 import {
   ApiBearerAuth,
-  ApiForbiddenResponse,
-  ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
+import { FileRoute } from '../access/access-route.decorators';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { FilesService } from './files.service';
@@ -30,6 +29,7 @@ export class FilesController {
   constructor(private readonly files: FilesService) {}
 
   @Get(':fileKey')
+  @FileRoute({ forbidden: 'FORBIDDEN: a submission file of another member (MEMBER caller)' })
   @Header('X-Content-Type-Options', 'nosniff')
   @Header('Cache-Control', 'private, no-store')
   @ApiOperation({
@@ -42,8 +42,6 @@ export class FilesController {
       'The bytes, with the stored Content-Type, Content-Disposition (UTF-8 filename*) and Content-Length',
     content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
   })
-  @ApiForbiddenResponse({ type: ErrorResponse, description: 'No access to the task or submission' })
-  @ApiNotFoundResponse({ type: ErrorResponse, description: 'Unknown file key, or the task is not visible' })
   async download(@Param('fileKey') fileKey: string, @CurrentUser() user: AuthUser): Promise<StreamableFile> {
     const file = await this.files.open(fileKey, user.id);
     return new StreamableFile(file.stream, {

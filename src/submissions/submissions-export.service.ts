@@ -6,7 +6,7 @@ import { Transform, TransformCallback, pipeline } from 'node:stream';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
-import { AccessService } from '../access/access.service';
+import { TaskAccess } from '../access/access.service';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { ErrorCode } from '../common/errors/app-error';
 import { zonedIsoFormatter } from '../common/utils/zoned-time';
@@ -81,13 +81,12 @@ export class SubmissionsExportService implements OnApplicationShutdown {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly access: AccessService,
     @InjectConfig() private readonly config: AppConfig,
     private readonly submissions: SubmissionsRepository,
   ) {}
 
-  async export(taskId: string, user: AuthUser, response: Response): Promise<StreamableFile> {
-    await this.access.requireTaskAccess(taskId, user.id, { manage: true });
+  /** `access`: the route's `@TaskManagerRoute()`. */
+  async export({ taskId }: TaskAccess, user: AuthUser, response: Response): Promise<StreamableFile> {
     const time = zonedIsoFormatter(user.timezone);
     const client = await this.exportPool().connect();
     // Socket inactivity: a client that reads nothing lets no write complete. Cutting the response destroys the

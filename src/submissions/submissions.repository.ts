@@ -3,7 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { PoolClient } from 'pg';
 import QueryStream from 'pg-query-stream';
 import { DataSource } from 'typeorm';
-import { blockedForUserSql, roleSeesTaskSql, taskLockedSql } from '../access/task-rules.sql';
+import { SubmissionWriteRules } from '../access/submission-rules';
+import { roleSeesTaskSql, submissionWriteRulesSql } from '../access/task-rules.sql';
 import { roleRankSql } from '../classes/classes.repository';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { withConstraintErrors } from '../common/errors/constraint-errors';
@@ -27,14 +28,8 @@ interface RosterMember {
 /** One class member of the grader's list; the submission columns are all null when there is no submission. */
 export type RosterRow = RosterMember & (SubmissionSummaryRow | { [K in keyof SubmissionSummaryRow]: null });
 
-/** The late and lock rules of a write of the caller's submission. */
-export interface WriteRules {
-  late: boolean;
-  locked: boolean;
-}
-
 /** The answer of the one-statement PUT: the rules, and the submission when they allowed the write. */
-export type UpsertRow = WriteRules & { [K in keyof Submission]: Submission[K] | null } & {
+export type UpsertRow = SubmissionWriteRules & { [K in keyof Submission]: Submission[K] | null } & {
   attachments: AttachmentJson[] | null;
 };
 
@@ -99,9 +94,6 @@ const ROSTER_FROM = `FROM tasks t
 const ROSTER_ORDER = `ORDER BY ${roleRankSql('m.role')},
   lower(${DISPLAY_NAME}), ${DISPLAY_NAME}, u.id`;
 
-/** The late rule over the task row `t`, judged by the database clock: a write at exactly dueAt is in time. */
-const LATE_SQL = `(NOT t.allow_late_submission AND t.due_at IS NOT NULL AND t.due_at < now())`;
-
 /**
  * PUT of the caller's submission as one prepared statement (its own transaction): the task row is
  * share-locked while the rules are judged and the row is upserted, as `SubmissionsService.writeMine` does in a
@@ -111,7 +103,7 @@ const LATE_SQL = `(NOT t.allow_late_submission AND t.due_at IS NOT NULL AND t.du
 const UPSERT_MINE = new Prepared(
   'submissions.upsert_mine',
   `WITH rules AS (
-     SELECT ${LATE_SQL} AS late, ${taskLockedSql('t', 'm.role', '$2')} AS locked
+     SELECT ${submissionWriteRulesSql('t', 'm.role', '$2')}
        FROM tasks t
        JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $2
       WHERE t.id = $1 AND t.deleted_at IS NULL AND ${roleSeesTaskSql('t', 'm.role')}
@@ -169,17 +161,17 @@ export class SubmissionsRepository {
   }
 
   /**
-   * The late rule and (when `lockApplies`) the lock rule for the user's write; the task row share-locked until
-   * the transaction ends. Null when the task is gone or deleted.
+   * The write rules for the submission of `userId`, written by a caller of class `role`; the task row
+   * share-locked until the transaction ends. Null when the task is gone or deleted.
    */
-  writeRules(db: Db, taskId: string, userId: string, lockApplies: boolean): Promise<WriteRules | null> {
-    return one<WriteRules>(
+  writeRules(db: Db, taskId: string, userId: string, role: ClassRole): Promise<SubmissionWriteRules | null> {
+    return one<SubmissionWriteRules>(
       db,
-      `SELECT ${LATE_SQL} AS late, ($3::boolean AND ${blockedForUserSql('t', '$2')}) AS locked
+      `SELECT ${submissionWriteRulesSql('t', '$3::text', '$2')}
          FROM tasks t
         WHERE t.id = $1 AND t.deleted_at IS NULL
         FOR SHARE OF t`,
-      [taskId, userId, lockApplies],
+      [taskId, userId, role],
     );
   }
 

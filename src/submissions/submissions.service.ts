@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { AccessService } from '../access/access.service';
-import { AppError, ErrorCode } from '../common/errors/app-error';
+import { AccessService, TaskAccess } from '../access/access.service';
+import { assertSubmissionWritable } from '../access/submission-rules';
+import { AppError } from '../common/errors/app-error';
 import { createValidationPipe } from '../common/errors/validation';
 import {
   AttachmentResponse,
@@ -18,26 +19,13 @@ import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submissio
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { Submission } from './entities/submission.entity';
 import { toListEntryResponse, toSubmissionResponse } from './submissions.mapper';
-import { SubmissionsRepository, WriteRules } from './submissions.repository';
+import { SubmissionsRepository } from './submissions.repository';
 
 /** The global validation pipe, for a body that is judged after the access check. */
 const BODY_PIPE = createValidationPipe();
 
 /** A bound on the attachment list of one submission (as for a task). */
 export const ATTACHMENTS_PER_SUBMISSION_MAX = 50;
-
-/** When both rules apply, LATE_SUBMISSION_CLOSED wins: unlocking would not help any more. */
-function assertWriteRules(rules: WriteRules): void {
-  if (rules.late) {
-    throw new AppError(
-      ErrorCode.LATE_SUBMISSION_CLOSED,
-      'The due time has passed and late submissions are closed',
-    );
-  }
-  if (rules.locked) {
-    throw new AppError(ErrorCode.TASK_LOCKED, 'Submit the tasks this one is blocked by first');
-  }
-}
 
 @Injectable()
 export class SubmissionsService {
@@ -48,8 +36,8 @@ export class SubmissionsService {
     private readonly submissions: SubmissionsRepository,
   ) {}
 
-  async getMine(taskId: string, userId: string): Promise<SubmissionResponse> {
-    await this.access.requireTaskAccess(taskId, userId);
+  /** `access`: the route's `@TaskRoute()`, as every method here that takes one. */
+  async getMine({ taskId }: TaskAccess, userId: string): Promise<SubmissionResponse> {
     const submission = await this.submissions.findMine(this.dataSource, taskId, userId);
     if (!submission) throw AppError.notFound('Submission');
     return this.withAttachments(submission);
@@ -57,8 +45,9 @@ export class SubmissionsService {
 
   /**
    * One row per (task, user) whatever the concurrency: the unique constraint decides insert or update. One
-   * statement when the caller may see the task; otherwise AccessService tells why not (404, 403), and a
-   * task that became visible meanwhile is written by a second try.
+   * statement when the caller may see the task (the statement decides access and the write rules, see
+   * `@TaskRoute({ inStatement: true })`); otherwise AccessService tells why not (404, 403), and a task that
+   * became visible meanwhile is written by a second try.
    */
   async upsertMine(taskId: string, userId: string, body: unknown): Promise<SubmissionResponse> {
     const { content } = await this.upsertBody(taskId, userId, body);
@@ -68,7 +57,7 @@ export class SubmissionsService {
       row = await this.submissions.upsertMine(taskId, userId, content);
       if (!row) throw AppError.notFound('Task');
     }
-    assertWriteRules(row);
+    assertSubmissionWritable(row);
     return toSubmissionResponse(row as Submission, (row.attachments ?? []).map(storedAttachmentFromJson));
   }
 
@@ -94,12 +83,13 @@ export class SubmissionsService {
    * submission row stays locked from the upsert to the insert, so the attachment count holds.
    */
   async addAttachment(
-    taskId: string,
+    access: TaskAccess,
     userId: string,
     file: UploadedFileInfo | undefined,
   ): Promise<AttachmentResponse> {
+    const { taskId } = access;
     try {
-      return await this.writeMine(taskId, userId, async (manager) => {
+      return await this.writeMine(access, userId, async (manager) => {
         if (!file) throw AppError.validation('file is required (multipart field "file")');
         const { originalName, mimeType } = uploadMetadata(file);
         const submissionId = await this.submissions.touchMine(manager, taskId, userId);
@@ -117,8 +107,9 @@ export class SubmissionsService {
     }
   }
 
-  async removeAttachment(taskId: string, userId: string, attachmentId: string): Promise<void> {
-    const fileKey = await this.writeMine(taskId, userId, async (manager) => {
+  async removeAttachment(access: TaskAccess, userId: string, attachmentId: string): Promise<void> {
+    const { taskId } = access;
+    const fileKey = await this.writeMine(access, userId, async (manager) => {
       const removed = await this.submissions.removeMyAttachment(manager, taskId, userId, attachmentId);
       if (removed === null) throw AppError.notFound('Attachment');
       return removed;
@@ -127,8 +118,7 @@ export class SubmissionsService {
   }
 
   /** One entry per class member, in a fixed number of queries whatever the class size. */
-  async list(taskId: string, userId: string): Promise<SubmissionListEntryResponse[]> {
-    await this.access.requireTaskAccess(taskId, userId, { manage: true });
+  async list({ taskId }: TaskAccess): Promise<SubmissionListEntryResponse[]> {
     const rows = await this.submissions.roster(taskId);
     const attachments = await this.submissions.taskAttachments(taskId);
     const bySubmission = new Map<string, SubmissionAttachment[]>();
@@ -140,8 +130,7 @@ export class SubmissionsService {
     return rows.map((row) => toListEntryResponse(row, (row.id && bySubmission.get(row.id)) || []));
   }
 
-  async getOne(taskId: string, submissionId: string, userId: string): Promise<SubmissionResponse> {
-    await this.access.requireTaskAccess(taskId, userId, { manage: true });
+  async getOne({ taskId }: TaskAccess, submissionId: string): Promise<SubmissionResponse> {
     const submission = await this.submissions.findInTask(this.dataSource, taskId, submissionId);
     if (!submission) throw AppError.notFound('Submission');
     return this.withAttachments(submission);
@@ -152,13 +141,11 @@ export class SubmissionsService {
    * check constraint of the table, so it holds against concurrent grading too.
    */
   async grade(
-    taskId: string,
+    { taskId }: TaskAccess,
     submissionId: string,
     graderId: string,
     dto: GradeSubmissionDto,
   ): Promise<SubmissionResponse> {
-    // The route's guard answered 404/403 before the body was read; this check holds for any caller.
-    await this.access.requireTaskAccess(taskId, graderId, { manage: true });
     if (dto.score === undefined && dto.feedback === undefined && dto.isExemplary === undefined) {
       throw AppError.validation('Give at least one of score, feedback, isExemplary');
     }
@@ -168,35 +155,21 @@ export class SubmissionsService {
   }
 
   /**
-   * Every write of the caller's submission (content, attachment upload, attachment delete): the late and
-   * lock rules and the write run in one transaction.
+   * Every write of the caller's submission (attachment upload, attachment delete): the write rules and the
+   * write run in one transaction. The task row stays share-locked until commit, so a concurrent change of
+   * dueAt, allowLateSubmission or blockedBy waits for this write (or this write reads the changed row).
    */
   private async writeMine<T>(
-    taskId: string,
+    { taskId, role }: TaskAccess,
     userId: string,
     write: (manager: EntityManager) => Promise<T>,
   ): Promise<T> {
-    const access = await this.access.requireTaskAccess(taskId, userId);
     return this.dataSource.transaction(async (manager) => {
-      await this.enforceWriteRules(manager, taskId, userId, !access.canManage);
+      const rules = await this.submissions.writeRules(manager, taskId, userId, role);
+      if (!rules) throw AppError.notFound('Task');
+      assertSubmissionWritable(rules);
       return write(manager);
     });
-  }
-
-  /**
-   * Late rule and lock rule, judged by the database clock. The task row stays share-locked until commit, so
-   * a concurrent change of dueAt, allowLateSubmission or blockedBy waits for this write (or this write reads
-   * the changed row). The lock rule applies to MEMBERs only, as `isLocked` of the task (CONTRACT §2).
-   */
-  private async enforceWriteRules(
-    manager: EntityManager,
-    taskId: string,
-    userId: string,
-    lockApplies: boolean,
-  ): Promise<void> {
-    const rules = await this.submissions.writeRules(manager, taskId, userId, lockApplies);
-    if (!rules) throw AppError.notFound('Task');
-    assertWriteRules(rules);
   }
 
   private async withAttachments(submission: Submission): Promise<SubmissionResponse> {

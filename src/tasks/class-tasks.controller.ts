@@ -3,15 +3,12 @@ import {
   ApiBadRequestResponse,
   ApiBearerAuth,
   ApiCreatedResponse,
-  ApiForbiddenResponse,
-  ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { ClassRoles } from '../access/class-role.guard';
-import { ClassRole } from '../classes/entities/class-member.entity';
+import { ClassManagerRoute, ClassRoute } from '../access/access-route.decorators';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { CreateDraftDto, CreateTaskDto } from './dto/task-write.dto';
@@ -25,12 +22,6 @@ const INVALID_TASK =
 @ApiTags('tasks')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: ErrorResponse, description: 'Missing or invalid token' })
-@ApiForbiddenResponse({
-  type: ErrorResponse,
-  description: 'Not a member of the class, or not OWNER/ADMIN where required',
-})
-@ApiNotFoundResponse({ type: ErrorResponse, description: 'Class does not exist' })
-@ApiBadRequestResponse({ type: ErrorResponse, description: 'classId is not a UUID' })
 @Controller('classes/:classId/tasks')
 export class ClassTasksController {
   constructor(
@@ -38,8 +29,9 @@ export class ClassTasksController {
     private readonly reader: TaskReader,
   ) {}
 
-  // Membership is checked by the list statement itself (TaskReader.listForClass), not by a guard.
+  // Membership is checked by the list statement itself (TaskReader.listForClass): a benchmarked hot path.
   @Get()
+  @ClassRoute({ inStatement: true })
   @ApiOperation({
     summary: "Published tasks of the class with the caller's state",
     description:
@@ -54,7 +46,7 @@ export class ClassTasksController {
   }
 
   @Post()
-  @ClassRoles(ClassRole.OWNER, ClassRole.ADMIN)
+  @ClassManagerRoute()
   @ApiOperation({ summary: 'Create a task, published at once (OWNER/ADMIN)' })
   @ApiCreatedResponse({ type: TaskDetailResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: INVALID_TASK })
@@ -67,7 +59,7 @@ export class ClassTasksController {
   }
 
   @Post('drafts')
-  @ClassRoles(ClassRole.OWNER, ClassRole.ADMIN)
+  @ClassManagerRoute()
   @ApiOperation({ summary: 'Create an unpublished draft (OWNER/ADMIN); title defaults to "Untitled Draft"' })
   @ApiCreatedResponse({ type: TaskDetailResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: INVALID_TASK })
@@ -80,7 +72,7 @@ export class ClassTasksController {
   }
 
   @Get('drafts/mine')
-  @ClassRoles(ClassRole.OWNER, ClassRole.ADMIN)
+  @ClassManagerRoute()
   @ApiOperation({ summary: "The caller's newest draft in the class, or null (OWNER/ADMIN)" })
   @ApiOkResponse({ type: MyDraftResponse })
   async myDraft(

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { AccessService, TaskAccess } from '../access/access.service';
+import { TaskAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { toAttachmentResponse } from '../files/attachment.response';
 import { FileStorage } from '../files/file-storage';
@@ -17,19 +17,16 @@ export const ATTACHMENTS_PER_TASK_MAX = 50;
 export class TaskAttachmentsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly access: AccessService,
     private readonly storage: FileStorage,
     private readonly tasks: TasksRepository,
   ) {}
 
-  /** The file is already stored when this runs; it is removed again unless its row is written. */
-  async add(
-    taskId: string,
-    userId: string,
-    file: UploadedFileInfo | undefined,
-  ): Promise<TaskAttachmentResponse> {
+  /**
+   * The file is already stored when this runs; it is removed again unless its row is written. `access` comes
+   * from the route's `@TaskManagerRoute()`, as for `remove`.
+   */
+  async add({ taskId }: TaskAccess, file: UploadedFileInfo | undefined): Promise<TaskAttachmentResponse> {
     try {
-      await this.access.requireTaskAccess(taskId, userId, { manage: true });
       if (!file) throw AppError.validation('file is required (multipart field "file")');
       const { originalName, mimeType } = uploadMetadata(file);
       const attachment = await this.dataSource.transaction(async (manager) => {
@@ -48,7 +45,6 @@ export class TaskAttachmentsService {
     }
   }
 
-  /** `access` comes from the route's `@RequireTaskAccess({ manage: true })`. */
   async remove({ taskId }: TaskAccess, attachmentId: string): Promise<void> {
     const fileKey = await this.tasks.deleteAttachment(this.dataSource, taskId, attachmentId);
     if (fileKey === null) throw AppError.notFound('Attachment');

@@ -3,7 +3,7 @@ import { Cron } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { AccessService, TaskAccess } from '../access/access.service';
+import { TaskAccess } from '../access/access.service';
 import { ParseInput, ParseResult } from '../ai/ai-provider';
 import { AiService } from '../ai/ai.service';
 import { ParseDraftDto } from '../ai/dto/parse-text.dto';
@@ -52,7 +52,6 @@ export class TaskDraftsService {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly access: AccessService,
     private readonly ai: AiService,
     private readonly storage: FileStorage,
     private readonly jobs: RunningJobs,
@@ -62,7 +61,7 @@ export class TaskDraftsService {
   /**
    * Parses `text` (else the stored sourceText) and the draft's text attachments, fills the draft from the
    * result and caches its Markdown. The model is called outside any transaction; the draft is locked and
-   * checked again only to write. `access` comes from the route's `@RequireTaskAccess({ manage: true })`.
+   * checked again only to write. `access` comes from the route's `@TaskManagerRoute()`.
    */
   async parse({ taskId }: TaskAccess, user: AuthUser, dto: ParseDraftDto): Promise<DraftParseResultResponse> {
     const task = await this.tasks.findLive(taskId);
@@ -90,8 +89,7 @@ export class TaskDraftsService {
     return { ...result, markdownCached };
   }
 
-  async draftMarkdown(taskId: string, userId: string): Promise<DraftMarkdownResponse> {
-    await this.access.requireTaskAccess(taskId, userId, { manage: true });
+  async draftMarkdown({ taskId }: TaskAccess): Promise<DraftMarkdownResponse> {
     return { markdown: await this.tasks.cachedMarkdown(this.dataSource, taskId) };
   }
 

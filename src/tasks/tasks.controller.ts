@@ -15,18 +15,15 @@ import {
   ApiBadRequestResponse,
   ApiBearerAuth,
   ApiCreatedResponse,
-  ApiForbiddenResponse,
   ApiNoContentResponse,
-  ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiParam,
   ApiTags,
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { TaskAccess } from '../access/access.service';
-import { CurrentTaskAccess, RequireTaskAccess } from '../access/task-access.guard';
+import { CurrentAccess, TaskManagerRoute, TaskRoute } from '../access/access-route.decorators';
 import { ParseDraftDto } from '../ai/dto/parse-text.dto';
 import { PARSE_LIMITED, ParseThrottle } from '../common/throttling/throttles';
 import { DraftParseResultResponse } from '../ai/dto/parse-result.response';
@@ -48,11 +45,6 @@ import { TaskReader } from './task-reader.service';
 import { TasksService } from './tasks.service';
 
 const TASK_ID = new ParseUUIDPipe();
-/** For handlers that take the access of `@RequireTaskAccess` (which checks the id) instead of the param. */
-const TASK_ID_PARAM = { name: 'taskId', format: 'uuid' };
-const MANAGERS_ONLY = 'Not a member of the class, or a MEMBER where OWNER/ADMIN is required';
-const MALFORMED_ID = 'A path id is not a UUID';
-const NOT_VISIBLE = 'Task does not exist, was deleted, or is not visible to a MEMBER (draft, not started)';
 
 @ApiTags('tasks')
 @ApiBearerAuth()
@@ -77,29 +69,25 @@ export class TasksController {
     return this.reader.listMine(user.id);
   }
 
+  // The detail statement decides access (benchmarked hot path); AccessService explains a refusal.
   @Get(':taskId')
-  @ApiBadRequestResponse({ type: ErrorResponse, description: MALFORMED_ID })
+  @TaskRoute({ inStatement: true })
   @ApiOperation({ summary: 'Task detail; stats for OWNER/ADMIN only; records no view' })
   @ApiOkResponse({ type: TaskDetailResponse })
-  @ApiForbiddenResponse({ type: ErrorResponse, description: 'Not a member of the class' })
-  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
   get(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<TaskDetailResponse> {
     return this.reader.get(taskId, user.id);
   }
 
   @Patch(':taskId')
-  @RequireTaskAccess({ manage: true })
-  @ApiParam(TASK_ID_PARAM)
+  @TaskManagerRoute()
   @ApiOperation({ summary: 'Change a draft or a published task (OWNER/ADMIN)' })
   @ApiOkResponse({ type: TaskDetailResponse })
   @ApiBadRequestResponse({
     type: ErrorResponse,
     description: 'Invalid body, dueAt before startAt, invalid blockedBy',
   })
-  @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
-  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
   update(
-    @CurrentTaskAccess() access: TaskAccess,
+    @CurrentAccess() access: TaskAccess,
     @Body() body: UpdateTaskDto,
     @CurrentUser() user: AuthUser,
   ): Promise<TaskDetailResponse> {
@@ -107,8 +95,7 @@ export class TasksController {
   }
 
   @Post(':taskId/publish')
-  @RequireTaskAccess({ manage: true })
-  @ApiParam(TASK_ID_PARAM)
+  @TaskManagerRoute()
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
     summary: 'Publish a draft, applying the optional PATCH fields first (OWNER/ADMIN)',
@@ -116,10 +103,8 @@ export class TasksController {
   })
   @ApiOkResponse({ type: TaskDetailResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: 'Empty title or invalid fields' })
-  @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
-  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
   publish(
-    @CurrentTaskAccess() access: TaskAccess,
+    @CurrentAccess() access: TaskAccess,
     @Body() body: PublishTaskDto,
     @CurrentUser() user: AuthUser,
   ): Promise<TaskDetailResponse> {
@@ -127,7 +112,7 @@ export class TasksController {
   }
 
   @Delete(':taskId')
-  @ApiBadRequestResponse({ type: ErrorResponse, description: MALFORMED_ID })
+  @TaskManagerRoute()
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({
     summary: 'Delete a task (OWNER/ADMIN)',
@@ -135,36 +120,29 @@ export class TasksController {
       'Hard delete without submissions; with submissions the record stays, body and attachments cleared.',
   })
   @ApiNoContentResponse()
-  @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
-  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
-  remove(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<void> {
-    return this.tasks.remove(taskId, user.id);
+  remove(@CurrentAccess() access: TaskAccess): Promise<void> {
+    return this.tasks.remove(access);
   }
 
   @Post(':taskId/view')
-  @ApiBadRequestResponse({ type: ErrorResponse, description: MALFORMED_ID })
+  @TaskRoute()
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: 'Mark the task viewed by the caller; only the first call sets viewedAt' })
   @ApiNoContentResponse()
-  @ApiForbiddenResponse({ type: ErrorResponse, description: 'Not a member of the class' })
-  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
-  view(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<void> {
-    return this.tasks.view(taskId, user.id);
+  view(@CurrentAccess() access: TaskAccess, @CurrentUser() user: AuthUser): Promise<void> {
+    return this.tasks.view(access, user.id);
   }
 
   @Patch(':taskId/state')
-  @RequireTaskAccess()
-  @ApiParam(TASK_ID_PARAM)
+  @TaskRoute()
   @ApiOperation({ summary: "Set the caller's tags and sort order of the task" })
   @ApiOkResponse({ type: TaskUserStateResponse })
   @ApiBadRequestResponse({
     type: ErrorResponse,
     description: 'More than 20 tags, a tag of 0 or over 32 characters, duplicates',
   })
-  @ApiForbiddenResponse({ type: ErrorResponse, description: 'Not a member of the class' })
-  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
   updateState(
-    @CurrentTaskAccess() access: TaskAccess,
+    @CurrentAccess() access: TaskAccess,
     @Body() body: UpdateTaskStateDto,
     @CurrentUser() user: AuthUser,
   ): Promise<TaskUserStateResponse> {
@@ -172,7 +150,7 @@ export class TasksController {
   }
 
   @Post(':taskId/attachments')
-  @RequireTaskAccess({ manage: true })
+  @TaskManagerRoute()
   @FileUpload()
   @ApiOperation({ summary: 'Attach a file to the task (OWNER/ADMIN)' })
   @ApiCreatedResponse({ type: TaskAttachmentResponse })
@@ -180,27 +158,20 @@ export class TasksController {
     type: ErrorResponse,
     description: 'No file part, file name too long, too many attachments',
   })
-  @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
-  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
   addAttachment(
-    @Param('taskId', TASK_ID) taskId: string,
+    @CurrentAccess() access: TaskAccess,
     @UploadedFile() file: UploadedFileInfo | undefined,
-    @CurrentUser() user: AuthUser,
   ): Promise<TaskAttachmentResponse> {
-    return this.attachments.add(taskId, user.id, file);
+    return this.attachments.add(access, file);
   }
 
   @Delete(':taskId/attachments/:attachmentId')
-  @RequireTaskAccess({ manage: true })
-  @ApiParam(TASK_ID_PARAM)
-  @ApiBadRequestResponse({ type: ErrorResponse, description: MALFORMED_ID })
+  @TaskManagerRoute({ notFound: 'NOT_FOUND: no such attachment of the task' })
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: 'Remove an attachment and its file (OWNER/ADMIN)' })
   @ApiNoContentResponse()
-  @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
-  @ApiNotFoundResponse({ type: ErrorResponse, description: 'Task or attachment does not exist' })
   removeAttachment(
-    @CurrentTaskAccess() access: TaskAccess,
+    @CurrentAccess() access: TaskAccess,
     @Param('attachmentId', new ParseUUIDPipe()) attachmentId: string,
   ): Promise<void> {
     return this.attachments.remove(access, attachmentId);
@@ -208,9 +179,8 @@ export class TasksController {
 
   @Post(':taskId/parse')
   @ParseThrottle()
-  @RequireTaskAccess({ manage: true })
+  @TaskManagerRoute()
   @ApiTooManyRequestsResponse({ type: ErrorResponse, description: PARSE_LIMITED })
-  @ApiParam(TASK_ID_PARAM)
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
     summary: 'Parse a draft with its text attachments and fill it from the result (OWNER/ADMIN)',
@@ -222,10 +192,8 @@ export class TasksController {
     type: ErrorResponse,
     description: 'Task is published, or neither text nor sourceText',
   })
-  @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
-  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
   parse(
-    @CurrentTaskAccess() access: TaskAccess,
+    @CurrentAccess() access: TaskAccess,
     @Body() body: ParseDraftDto,
     @CurrentUser() user: AuthUser,
   ): Promise<DraftParseResultResponse> {
@@ -233,17 +201,12 @@ export class TasksController {
   }
 
   @Get(':taskId/draft-markdown')
-  @ApiBadRequestResponse({ type: ErrorResponse, description: MALFORMED_ID })
+  @TaskManagerRoute()
   @ApiOperation({
     summary: 'The cached Markdown draft of the last parse, null when none or expired (OWNER/ADMIN)',
   })
   @ApiOkResponse({ type: DraftMarkdownResponse })
-  @ApiForbiddenResponse({ type: ErrorResponse, description: MANAGERS_ONLY })
-  @ApiNotFoundResponse({ type: ErrorResponse, description: NOT_VISIBLE })
-  draftMarkdown(
-    @Param('taskId', TASK_ID) taskId: string,
-    @CurrentUser() user: AuthUser,
-  ): Promise<DraftMarkdownResponse> {
-    return this.drafts.draftMarkdown(taskId, user.id);
+  draftMarkdown(@CurrentAccess() access: TaskAccess): Promise<DraftMarkdownResponse> {
+    return this.drafts.draftMarkdown(access);
   }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { AccessService, TaskAccess } from '../access/access.service';
+import { TaskAccess } from '../access/access.service';
 import { ClassesRepository } from '../classes/classes.repository';
 import { AppError } from '../common/errors/app-error';
 import { FileStorage } from '../files/file-storage';
@@ -35,7 +35,6 @@ interface NewTask extends CreateDraftDto {
 export class TasksService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly access: AccessService,
     private readonly reader: TaskReader,
     private readonly storage: FileStorage,
     private readonly tasks: TasksRepository,
@@ -85,7 +84,7 @@ export class TasksService {
   /**
    * PATCH, and publication with the same optional fields. Publishing a published task changes only the given
    * fields: publishedAt stays, so no second publication happens. `access` comes from the route's
-   * `@RequireTaskAccess({ manage: true })`, checked before the body was validated.
+   * `@TaskManagerRoute()`, checked before the body was validated.
    */
   async update(
     { taskId, classId }: TaskAccess,
@@ -126,8 +125,7 @@ export class TasksService {
    * Without submissions the task and everything of it goes (hard delete); with submissions the record stays
    * so they can refer to it (soft delete), its body and attachments cleared. Files leave the disk after commit.
    */
-  async remove(taskId: string, userId: string): Promise<void> {
-    const { classId } = await this.access.requireTaskAccess(taskId, userId, { manage: true });
+  async remove({ taskId, classId }: TaskAccess): Promise<void> {
     const fileKeys = await this.dataSource.transaction(async (manager) => {
       // A class deletion locks the class row and then every task of it; waiting for it before taking any task
       // lock keeps the two from each holding a task the other needs (the blocker here, a dependent there).
@@ -146,14 +144,13 @@ export class TasksService {
   }
 
   /** The first view sets viewedAt; later views change nothing. */
-  async view(taskId: string, userId: string): Promise<void> {
-    await this.access.requireTaskAccess(taskId, userId);
+  async view({ taskId }: TaskAccess, userId: string): Promise<void> {
     if (!(await this.tasks.recordView(this.dataSource, taskId, userId))) throw AppError.notFound('Task');
   }
 
   /**
    * Sets the given fields of the caller's state (tags, sortOrder); the others keep their values. `access`
-   * comes from the route's `@RequireTaskAccess()`.
+   * comes from the route's `@TaskRoute()`.
    */
   async updateState(
     { taskId }: TaskAccess,

@@ -28,7 +28,7 @@ interface CliResult {
  */
 describe('operator CLI', () => {
   // Each command is a process of its own; on a busy machine a few of them side by side take a while.
-  jest.setTimeout(60_000);
+  jest.setTimeout(180_000);
 
   const { ctx, smtp } = useAppWithMailCapture();
   let user: RegisteredUser;
@@ -54,7 +54,7 @@ describe('operator CLI', () => {
             DATA_DIR: ctx.dataDir,
             ...env,
           },
-          timeout: 60_000,
+          timeout: 180_000,
         },
         (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );

@@ -64,7 +64,7 @@ async function startService(dataDir: string): Promise<RunningService> {
   const service = run({ DATA_DIR: dataDir, PORT: String(port) });
   let exitedEarly = false;
   void service.exited.then(() => (exitedEarly = true));
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 120_000;
   while (Date.now() < deadline && !exitedEarly) {
     const res = await fetch(`http://127.0.0.1:${port}/health`).catch(() => null);
     if (res?.status === 200) {
@@ -125,11 +125,6 @@ describe('embedded PostgreSQL (built service, DATABASE_URL unset)', () => {
   const pidFile = () => join(dataDir, 'postgres', 'pgdata', 'postmaster.pid');
 
   beforeAll(() => {
-    const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-needed.js')], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
-    if (build.status !== 0) throw new Error(`Build failed:\n${build.stdout}${build.stderr}`);
     dataDir = mkdtempSync(join(tmpdir(), 'cts-embedded-'));
     // Passable, so that a root test run can hand the cluster to an unprivileged account.
     chmodSync(dataDir, 0o755);
@@ -179,7 +174,7 @@ describe('embedded PostgreSQL (built service, DATABASE_URL unset)', () => {
     expect(await schoolNames(dataDir)).toEqual(['Embedded High']);
     again.child.kill('SIGTERM');
     expect(await again.exited).toEqual({ code: 0, signal: null });
-  }, 60_000);
+  }, 150_000);
 
   it('lets tools share the running server, but not a second service', async () => {
     const service = await startService(dataDir);
@@ -198,7 +193,7 @@ describe('embedded PostgreSQL (built service, DATABASE_URL unset)', () => {
 
     service.child.kill('SIGTERM');
     expect(await service.exited).toEqual({ code: 0, signal: null });
-  }, 60_000);
+  }, 150_000);
 
   it('starts after the service was killed and left its database server running', async () => {
     const crashed = await startService(dataDir);
@@ -212,7 +207,7 @@ describe('embedded PostgreSQL (built service, DATABASE_URL unset)', () => {
     expect(await schoolNames(dataDir)).toEqual(['Embedded High']);
     service.child.kill('SIGTERM');
     expect(await service.exited).toEqual({ code: 0, signal: null });
-  }, 60_000);
+  }, 150_000);
 
   it('starts despite a stale postmaster.pid left by a crashed database server', async () => {
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
@@ -224,7 +219,7 @@ describe('embedded PostgreSQL (built service, DATABASE_URL unset)', () => {
     expect(await schoolNames(dataDir)).toEqual(['Embedded High']);
     service.child.kill('SIGTERM');
     expect(await service.exited).toEqual({ code: 0, signal: null });
-  }, 60_000);
+  }, 150_000);
 
   it('stops cleanly when its port is taken: the application closes before its database server', async () => {
     const port = await freePort();
@@ -250,7 +245,7 @@ describe('embedded PostgreSQL (built service, DATABASE_URL unset)', () => {
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }
-  }, 60_000);
+  }, 150_000);
 
   it('refuses to start on invalid configuration with one message naming the variable', async () => {
     const service = run({ DATA_DIR: dataDir, PORT: 'eighty' });

@@ -27,11 +27,6 @@ describe('README walk-through', () => {
   let server: ChildProcess;
 
   beforeAll(async () => {
-    const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-if-needed.js')], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
-    if (build.status !== 0) throw new Error(`Build failed:\n${build.stdout}${build.stderr}`);
     database = await createTestDatabase(adminUrl, process.env.TEST_TEMPLATE_DATABASE!);
     dir = mkdtempSync(join(tmpdir(), 'cts-readme-'));
     port = await freePort();

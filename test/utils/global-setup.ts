@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedPostgres, startEmbeddedPostgres } from '../../src/database/embedded';
+import { ensureBuilt } from './build';
 import { ensureTemplate } from './database';
 
 /** Handed to global-teardown, which runs in this same process. */
@@ -11,7 +12,8 @@ export const testServer = globalThis as typeof globalThis & {
 
 /**
  * Runs once before all test files: picks the PostgreSQL server (DATABASE_URL, else an embedded one in a
- * temporary directory on a free port) and builds the migrated template database every test file clones.
+ * temporary directory on a free port), builds the migrated template database every test file clones, and
+ * builds dist/ for the tests that start the built service.
  * Workers read the server from TEST_ADMIN_DATABASE_URL.
  */
 export default async function globalSetup(): Promise<void> {
@@ -31,4 +33,5 @@ export default async function globalSetup(): Promise<void> {
   }
   process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
   process.env.TEST_TEMPLATE_DATABASE = await ensureTemplate(adminUrl);
+  ensureBuilt();
 }

@@ -34,7 +34,10 @@ export function attachQueryCounter(ctx: TestApp): QueryCounter {
   const onRequest = (_request: IncomingMessage): void => scope.enterWith(active);
   server.prependListener('request', onRequest);
 
-  const clientClass = (ctx.db.driver as PostgresDriver).postgres.Client as typeof Client;
+  // The pool's own client class: the app's (FailFastClient) overrides `query`, so pg's prototype is not enough.
+  const driver = ctx.db.driver as PostgresDriver;
+  const clientClass = ((driver.master as { Client?: typeof Client }).Client ??
+    driver.postgres.Client) as typeof Client;
   const prototype = clientClass.prototype as unknown as { query: QueryFn };
   const original = prototype.query;
   prototype.query = function (this: Client, ...args: unknown[]): unknown {

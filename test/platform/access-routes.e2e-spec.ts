@@ -1,0 +1,224 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { RequestMethod, Type } from '@nestjs/common';
+import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { ModulesContainer } from '@nestjs/core';
+import { ClassRoleGuard } from '../../src/access/class-role.guard';
+import { ROUTE_ACCESS, RouteAccessRule } from '../../src/access/route-access';
+import { TaskAccessGuard } from '../../src/access/task-access.guard';
+import { IS_PUBLIC } from '../../src/common/decorators/public.decorator';
+import { attachQueryCounter, QueryCounter } from '../utils/query-counter';
+import { uploadSubmissionAttachment } from '../utils/submissions';
+import { useTestApp } from '../utils/test-app';
+import { ClassWithRoles, createClassWithRoles, createTask, uploadTaskAttachment } from '../utils/tasks';
+
+interface Route {
+  method: string;
+  /** Nest form: `/tasks/:taskId`. */
+  path: string;
+  isPublic: boolean;
+  rule: RouteAccessRule | undefined;
+  guards: unknown[];
+}
+
+/** Path parameters that name a resource of a class; such a route must say how its access is decided. */
+const RESOURCE_PARAM = /:(classId|taskId|fileKey)\b/;
+const SCOPE_OF_PARAM: Record<string, RouteAccessRule['scope']> = {
+  classId: 'class',
+  taskId: 'task',
+  fileKey: 'file',
+};
+const GUARD_OF_SCOPE: Partial<Record<RouteAccessRule['scope'], unknown>> = {
+  class: ClassRoleGuard,
+  task: TaskAccessGuard,
+};
+
+const joinPath = (...parts: string[]): string =>
+  '/' +
+  parts
+    .flatMap((part) => part.split('/'))
+    .filter(Boolean)
+    .join('/');
+
+/** Every route of the running app, from the controllers Nest registered. */
+function appRoutes(modules: ModulesContainer): Route[] {
+  const routes: Route[] = [];
+  for (const module of modules.values()) {
+    for (const wrapper of module.controllers.values()) {
+      const controller = wrapper.metatype as Type;
+      const base = Reflect.getMetadata(PATH_METADATA, controller) as string;
+      const prototype = controller.prototype as Record<string, unknown>;
+      for (const name of Object.getOwnPropertyNames(prototype)) {
+        const handler = prototype[name];
+        if (name === 'constructor' || typeof handler !== 'function') continue;
+        const path = Reflect.getMetadata(PATH_METADATA, handler) as string | undefined;
+        if (path === undefined) continue;
+        const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
+        routes.push({
+          method: method.toLowerCase(),
+          path: joinPath(base, path),
+          isPublic: Boolean(
+            Reflect.getMetadata(IS_PUBLIC, handler) ?? Reflect.getMetadata(IS_PUBLIC, controller),
+          ),
+          rule: Reflect.getMetadata(ROUTE_ACCESS, handler) as RouteAccessRule | undefined,
+          guards: (Reflect.getMetadata(GUARDS_METADATA, handler) as unknown[] | undefined) ?? [],
+        });
+      }
+    }
+  }
+  return routes;
+}
+
+const label = (route: Route): string => `${route.method.toUpperCase()} ${route.path}`;
+
+describe('one access path', () => {
+  const ctx = useTestApp();
+  let routes: Route[];
+
+  beforeAll(() => {
+    routes = appRoutes(ctx.app.get(ModulesContainer));
+  });
+
+  describe('route decorators', () => {
+    it('finds the routes of every controller', () => {
+      expect(routes.length).toBeGreaterThan(50);
+      expect(routes.map(label)).toEqual(
+        expect.arrayContaining(['GET /tasks/:taskId', 'POST /auth/login', 'GET /files/:fileKey']),
+      );
+    });
+
+    it('gives every route keyed by a class, task or file an access decorator of that scope', () => {
+      const offenders = routes
+        .filter((route) => !route.isPublic && RESOURCE_PARAM.test(route.path))
+        .filter((route) => route.rule?.scope !== SCOPE_OF_PARAM[RESOURCE_PARAM.exec(route.path)![1]])
+        .map(label);
+      expect(offenders).toEqual([]);
+    });
+
+    it('applies the scope guard wherever the guard decides, and no guard where a statement decides', () => {
+      const wrong = routes
+        .filter((route) => route.rule)
+        .filter((route) => {
+          const guard = GUARD_OF_SCOPE[route.rule!.scope];
+          return route.rule!.decidedBy === 'guard' ? !route.guards.includes(guard) : route.guards.length > 0;
+        })
+        .map(label);
+      expect(wrong).toEqual([]);
+    });
+
+    it('leaves access to the statement on the benchmarked hot paths only', () => {
+      const inStatement = routes.filter((route) => route.rule?.decidedBy === 'statement').map(label);
+      expect(inStatement.sort()).toEqual([
+        'GET /classes/:classId/tasks',
+        'GET /tasks/:taskId',
+        'PUT /tasks/:taskId/submissions/me',
+      ]);
+    });
+  });
+
+  describe('OpenAPI', () => {
+    type Responses = Record<string, { description?: string }>;
+    let paths: Record<string, Record<string, { responses: Responses }>>;
+
+    beforeAll(async () => {
+      paths = (await ctx.http.get('/openapi.json').expect(200)).body.paths;
+    });
+
+    it("documents 403 and 404 with the contract's codes on every route with an access decorator", () => {
+      const documented = routes
+        .filter((route) => route.rule)
+        .map((route) => {
+          const responses = paths[route.path.replace(/:(\w+)/g, '{$1}')]?.[route.method]?.responses ?? {};
+          const uuidParam = /:(classId|taskId)\b/.test(route.path);
+          return [
+            label(route),
+            responses['403']?.description?.includes('FORBIDDEN') ?? false,
+            responses['404']?.description?.includes('NOT_FOUND') ?? false,
+            !uuidParam || (responses['400']?.description?.includes('VALIDATION_ERROR') ?? false),
+          ];
+        });
+      expect(documented.length).toBeGreaterThan(30);
+      expect(documented.filter((entry) => entry.includes(false))).toEqual([]);
+    });
+
+    it('documents the late and lock rules on the routes that write the caller’s submission', () => {
+      for (const [path, method] of [
+        ['/tasks/{taskId}/submissions/me', 'put'],
+        ['/tasks/{taskId}/submissions/me/attachments', 'post'],
+        ['/tasks/{taskId}/submissions/me/attachments/{attachmentId}', 'delete'],
+      ]) {
+        const forbidden = paths[path][method].responses['403'].description;
+        expect(forbidden).toMatch(/LATE_SUBMISSION_CLOSED[\s\S]*TASK_LOCKED/);
+      }
+    });
+  });
+
+  describe('access is resolved once per request', () => {
+    let cls: ClassWithRoles;
+    let taskId: string;
+    let counter: QueryCounter;
+    const ACCESS_STATEMENT = /AS visible_to_members/;
+
+    beforeAll(async () => {
+      cls = await createClassWithRoles(ctx);
+      taskId = (await createTask(ctx, cls.classId, cls.owner)).id;
+      counter = attachQueryCounter(ctx);
+    });
+    afterAll(() => counter.detach());
+
+    const accessStatements = async (work: () => Promise<unknown>): Promise<number> =>
+      (await counter.record(work)).filter((statement) => ACCESS_STATEMENT.test(statement)).length;
+
+    it('asks for task access once on the routes the guard decides, the service taking its answer', async () => {
+      const file = { name: 'notes.txt', content: 'notes' };
+      expect(await accessStatements(() => uploadTaskAttachment(ctx, taskId, cls.owner, file))).toBe(1);
+      let attachmentId = '';
+      const upload = async (): Promise<void> => {
+        attachmentId = (await uploadSubmissionAttachment(ctx, taskId, cls.member)).id;
+      };
+      expect(await accessStatements(upload)).toBe(1);
+      const remove = (): Promise<unknown> =>
+        ctx.http
+          .delete(`/tasks/${taskId}/submissions/me/attachments/${attachmentId}`)
+          .set('Authorization', cls.member.auth)
+          .expect(204);
+      expect(await accessStatements(remove)).toBe(1);
+      const list = (): Promise<unknown> =>
+        ctx.http.get(`/tasks/${taskId}/submissions`).set('Authorization', cls.owner.auth).expect(200);
+      expect(await accessStatements(list)).toBe(1);
+    });
+
+    it('keeps GET /tasks/:taskId at one statement (access folded into it)', async () => {
+      const get = (): Promise<unknown> =>
+        ctx.http.get(`/tasks/${taskId}`).set('Authorization', cls.member.auth).expect(200);
+      await get(); // warms the token-user cache
+      expect(await counter.record(get)).toHaveLength(1);
+    });
+  });
+
+  describe('the late and lock rules', () => {
+    const SRC = resolve(__dirname, '..', '..', 'src');
+    const sources = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory()
+          ? sources(join(dir, entry.name))
+          : entry.name.endsWith('.ts')
+            ? [join(dir, entry.name)]
+            : [],
+      );
+    const filesMatching = (pattern: RegExp): string[] =>
+      sources(SRC)
+        .filter((file) => pattern.test(readFileSync(file, 'utf8')))
+        .map((file) => relative(SRC, file));
+
+    it('are written once: one SQL fragment and one function answering their errors', () => {
+      expect(filesMatching(/NOT \$\{\w+\}\.allow_late_submission|NOT \w+\.allow_late_submission/)).toEqual([
+        'access/task-rules.sql.ts',
+      ]);
+      expect(filesMatching(/blockedForUserSql\(/)).toEqual(['access/task-rules.sql.ts']);
+      expect(filesMatching(/new AppError\(\s*ErrorCode\.(LATE_SUBMISSION_CLOSED|TASK_LOCKED)\b/)).toEqual([
+        'access/submission-rules.ts',
+      ]);
+    });
+  });
+});
