@@ -2,6 +2,7 @@ import { Logger, LoggerService } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp, createLogger } from './bootstrap';
 import { AppConfig, ConfigError, loadConfig } from './config/config';
+import { prepareDataDir } from './config/data-dir';
 import { loadEnvFile } from './config/env-file';
 import { ResolvedDatabase, resolveDatabase } from './database/embedded';
 
@@ -10,7 +11,7 @@ const SHUTDOWN_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 function readConfig(): AppConfig {
   try {
     loadEnvFile();
-    return loadConfig();
+    return prepareDataDir(loadConfig());
   } catch (error) {
     // One line naming the variable, before any logger exists.
     console.error(error instanceof ConfigError ? error.message : String(error));

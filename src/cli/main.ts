@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { INestApplicationContext, LoggerService } from '@nestjs/common';
 import { loadConfig } from '../config/config';
+import { prepareDataDir } from '../config/data-dir';
 import { loadEnvFile } from '../config/env-file';
 import { resolveDatabase, ResolvedDatabase } from '../database/embedded';
 import { runMigrationsLocked } from '../database/migrate';
@@ -25,7 +26,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     const command = parseCommand(argv);
     loadEnvFile();
-    const config = loadConfig();
+    const config = prepareDataDir(loadConfig());
     database = await resolveDatabase(config, { logger: stderrLogger });
     if (config.database.migrationsRun) await runMigrationsLocked(config, database.url, stderrLogger);
     // Nest and the modules load only for a valid invocation: a wrong one is told without that start-up cost.

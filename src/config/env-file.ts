@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { ConfigError } from './config';
+import { ConfigError } from './env';
 
 /**
  * Reads `.env` of the working directory into `process.env`. Only the entry points call it, before

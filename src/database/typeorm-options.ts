@@ -21,7 +21,7 @@ const ANSWER_GRACE_MS = 1_000;
  * within seconds instead of the ~15 minutes the kernel takes to give up on a silent TCP connection.
  * `forMigrations`: no statement limit, as an index build or a table rewrite may legitimately run long.
  */
-function poolSettings(config: AppConfig, forMigrations: boolean): Record<string, unknown> {
+function poolSettings(config: Pick<AppConfig, 'database'>, forMigrations: boolean): Record<string, unknown> {
   const db = config.database;
   const statementLimits = forMigrations
     ? {}
@@ -41,7 +41,7 @@ function poolSettings(config: AppConfig, forMigrations: boolean): Record<string,
 
 /** One definition of the connection, shared by the app, the TypeORM CLI and the operator CLI. */
 export function buildDataSourceOptions(
-  config: AppConfig,
+  config: Pick<AppConfig, 'database'>,
   databaseUrl: string,
   { forMigrations = false }: { forMigrations?: boolean } = {},
 ): DataSourceOptions {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, dropTestDatabase, withDatabase } from '../utils/database';
 import { freePort } from '../utils/free-port';
+import { FROM_SOURCES, sourcesEnv } from '../utils/from-sources';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -18,21 +19,11 @@ interface Run {
  * ts-node need), so that nothing of the test's own environment decides what the `.env` there may set.
  */
 function runEntry(entry: string, cwd: string, env: Record<string, string>, args: string[] = []): Run {
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'src', entry), ...args],
-    {
-      cwd,
-      // NODE_PATH: the worker threads register ts-node by name, from a working directory outside the checkout.
-      env: {
-        PATH: process.env.PATH,
-        NODE_PATH: join(ROOT, 'node_modules'),
-        TS_NODE_PROJECT: join(ROOT, 'tsconfig.json'),
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...FROM_SOURCES, join(ROOT, 'src', entry), ...args], {
+    cwd,
+    env: sourcesEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -7,6 +7,7 @@ import TestAgent from 'supertest/lib/agent';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../src/bootstrap';
 import { AppConfig, loadConfig } from '../../src/config/config';
+import { prepareDataDir } from '../../src/config/data-dir';
 import { createTestDatabase, dropTestDatabase, withDatabase } from './database';
 
 export interface TestApp {
@@ -43,7 +44,9 @@ export async function createTestApp(
     : await createTestDatabase(adminUrl, process.env.TEST_TEMPLATE_DATABASE!);
   const databaseUrl = options.databaseUrl ?? withDatabase(adminUrl, database!);
   const dataDir = mkdtempSync(join(tmpdir(), 'cts-test-'));
-  const config = loadConfig({ ...TEST_ENV, DATA_DIR: dataDir, ...env, DATABASE_URL: databaseUrl });
+  const config = prepareDataDir(
+    loadConfig({ ...TEST_ENV, DATA_DIR: dataDir, ...env, DATABASE_URL: databaseUrl }),
+  );
   const app = await createApp(config, databaseUrl);
   await app.init();
   return {

@@ -13,7 +13,8 @@ function flatten(errors: ValidationError[], parent = ''): string[] {
 
 /**
  * Names of Object.prototype members (`constructor`, `toString`, `__proto__`, ...) and `prototype`: no DTO
- * declares them, and class-transformer skips them, so the whitelist never saw them as unknown fields.
+ * declares them, and class-transformer skips them, so the whitelist alone does not see them as unknown
+ * fields.
  */
 const PROTOTYPE_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
 

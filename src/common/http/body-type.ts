@@ -11,8 +11,8 @@ function hasBody(request: IncomingMessage): boolean {
 
 /**
  * Refuses a body of any other type with 400 VALIDATION_ERROR. The JSON parser skips such a body, so a client
- * that forgot `Content-Type: application/json` (curl -d sends a form type) was answered as if it had sent
- * no fields: a PATCH changed nothing and answered 200.
+ * that forgets `Content-Type: application/json` (curl -d sends a form type) would otherwise be answered as if
+ * it had sent no fields: a PATCH would change nothing and answer 200.
  */
 export function requireReadableBodyType(): (
   request: IncomingMessage,

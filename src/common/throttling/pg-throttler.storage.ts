@@ -10,8 +10,8 @@ interface HitRow {
 }
 
 // Expressions over the stored row (`t`), as seen before this hit. BLOCKED is never null: for a key never
-// blocked (blocked_until null), `NOT BLOCKED AND NEW_WINDOW` was null, so its ended window was never renewed
-// and every later hit counted as the first.
+// blocked (blocked_until null) a null BLOCKED would make `NOT BLOCKED AND NEW_WINDOW` null, so its ended
+// window would never be renewed and every later hit would count as the first.
 const BLOCKED = `coalesce(t.blocked_until > now(), false)`;
 const NEW_WINDOW = `(t.window_ends_at <= now() OR t.blocked_until IS NOT NULL)`;
 const HITS_AFTER = `CASE WHEN ${BLOCKED} THEN t.hits WHEN ${NEW_WINDOW} THEN 1 ELSE t.hits + 1 END`;

@@ -5,8 +5,9 @@ import { registerDecorator, ValidationOptions } from 'class-validator';
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
 /**
- * Instants whose UTC year has four digits, 0001 to 9999: every timestamp is answered as `YYYY-MM-DDTHH:mm:ss.sssZ`
- * (SPEC conventions), which `toISOString` and PostgreSQL cannot write for others (year 0 came back as 0001).
+ * Instants whose UTC year has four digits, 0001 to 9999: every timestamp is answered as
+ * `YYYY-MM-DDTHH:mm:ss.sssZ` (SPEC conventions), which `toISOString` and PostgreSQL cannot write for others
+ * (year 0 would come back as 0001).
  */
 const EARLIEST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
 const LATEST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');

@@ -27,7 +27,7 @@ export const EMBEDDED_DATABASE = 'classroom_tasks';
  * `exclusive`, as its `stop()` stops the server.
  */
 export async function resolveDatabase(
-  config: AppConfig,
+  config: Pick<AppConfig, 'database' | 'dataDir'>,
   options: Pick<EmbeddedPostgresOptions, 'logger' | 'exclusive'> = {},
 ): Promise<ResolvedDatabase> {
   if (config.database.url) return { url: config.database.url, embedded: false, stop: async () => undefined };

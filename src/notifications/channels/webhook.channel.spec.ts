@@ -1,7 +1,7 @@
 import dns from 'node:dns/promises';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { loadConfig } from '../../config/config';
+import { AppConfig } from '../../config/config';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { NotificationType } from '../entities/notification.entity';
 import { DeliveryJob } from './notification-channel';
@@ -47,12 +47,7 @@ describe('WebhookChannel', () => {
 
   /** A channel that gives up after 200 ms. */
   function channelWithShortTimeout(): WebhookChannel {
-    const config = loadConfig({
-      DATA_DIR: '/tmp/cts-unit',
-      JWT_SECRET: 'x'.repeat(32),
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-    });
-    return new WebhookChannel({ ...config, webhook: { ...config.webhook, timeoutMs: 200 } });
+    return new WebhookChannel({ webhook: { allowPrivate: true, timeoutMs: 200 } } as AppConfig);
   }
 
   it('gives up on an endpoint that does not answer within the timeout', async () => {

@@ -1,0 +1,98 @@
+import { isIP } from 'node:net';
+import { ConfigError, Env, int, MAX_TIMER_MS, str, url } from './env';
+
+/**
+ * The HTTP server.
+ * - `PORT` (`3000`).
+ * - `APP_URL` (`http://localhost:3000`): base of the web client, for links in e-mails.
+ * - `CORS_ORIGINS` (`*`): `*`, or comma-separated origins exactly as browsers send them.
+ * - `TRUST_PROXY` (`loopback`): Express's `trust proxy`, which peers' `X-Forwarded-For` names the client IP.
+ * - `HTTP_HEADERS_TIMEOUT_MS` (`20000`), `HTTP_REQUEST_TIMEOUT_MS` (`300000`), `HTTP_KEEP_ALIVE_TIMEOUT_MS`
+ *   (`5000`): Node's limits for slow clients.
+ */
+export interface HttpConfig {
+  port: number;
+  appUrl: string;
+  corsOrigins: string[] | true;
+  /** Express's `trust proxy`: which peers' `X-Forwarded-For` names the client IP (per-IP limits). */
+  trustProxy: boolean | number | string[];
+  /**
+   * Node's HTTP server limits for slow clients: all request headers within `headersTimeoutMs`, the whole
+   * request (headers and body) within `requestTimeoutMs`; an idle keep-alive connection closes after
+   * `keepAliveTimeoutMs`.
+   */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
+}
+
+export function httpConfig(env: Env): HttpConfig {
+  return {
+    port: int(env, 'PORT', 3000, 0, 65535),
+    appUrl: url(env, 'APP_URL', 'http://localhost:3000', ['http:', 'https:']),
+    corsOrigins: corsOrigins(env),
+    trustProxy: trustProxy(env),
+    http: httpTimeouts(env),
+  };
+}
+
+/** The request timeout covers the headers too, so a longer headers timeout could never fire. */
+function httpTimeouts(env: Env): HttpConfig['http'] {
+  const headersTimeoutMs = int(env, 'HTTP_HEADERS_TIMEOUT_MS', 20_000, 100, MAX_TIMER_MS);
+  const requestTimeoutMs = int(env, 'HTTP_REQUEST_TIMEOUT_MS', 300_000, 100, MAX_TIMER_MS);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      'HTTP_HEADERS_TIMEOUT_MS',
+      `must not be above HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${headersTimeoutMs}`,
+    );
+  }
+  const keepAliveTimeoutMs = int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 1, MAX_TIMER_MS);
+  return { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs };
+}
+
+function corsOrigins(env: Env): string[] | true {
+  const raw = str(env, 'CORS_ORIGINS', '*').trim();
+  if (raw === '*') return true;
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim();
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      // reported below
+    }
+    // An Origin header has no path, not even `/`: any other spelling would match no request.
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `must be * or comma-separated origins such as https://app.example.org, got "${origin}"`,
+      );
+    }
+    return origin;
+  });
+}
+
+const PROXY_PRESETS = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_PRESETS.includes(entry)) return true;
+  const [address, bits, extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  return /^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/** `true`, `false`, a number of proxy hops, or addresses, CIDR ranges and presets (Express's own forms). */
+function trustProxy(env: Env): boolean | number | string[] {
+  const raw = str(env, 'TRUST_PROXY', 'loopback').trim();
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const invalid = entries.find((entry) => !isProxyAddress(entry));
+  if (invalid !== undefined) {
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `must be true, false, a number of hops, or addresses, CIDR ranges, loopback, linklocal or uniquelocal, got "${invalid}"`,
+    );
+  }
+  return entries;
+}

@@ -1,0 +1,50 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FROM_SOURCES, sourcesEnv } from '../utils/from-sources';
+
+const ROOT = join(__dirname, '..', '..');
+
+/** Runs `args` with Node from the sources in an empty working directory, with exactly `env`. */
+function node(args: string[], cwd: string, env: Record<string, string>) {
+  return spawnSync(process.execPath, [...FROM_SOURCES, ...args], {
+    cwd,
+    env: sourcesEnv(env),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
+
+/** Loading the configuration touches nothing; the entry points' start step prepares DATA_DIR. */
+describe('platform: configuration at start', () => {
+  let cwd: string;
+  beforeEach(() => {
+    cwd = mkdtempSync(join(tmpdir(), 'cts-config-start-'));
+  });
+  afterEach(() => rmSync(cwd, { recursive: true, force: true }));
+
+  it('lets the TypeORM CLI load its data source without creating DATA_DIR or a secret', () => {
+    const dataDir = join(cwd, 'data');
+    // As `typeorm -d` does: a script that requires the data source module (a script, so TypeORM finds its root).
+    const script = join(cwd, 'load-data-source.js');
+    writeFileSync(script, `require(${JSON.stringify(join(ROOT, 'src', 'database', 'data-source.ts'))});\n`);
+    const run = node([script], cwd, {
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+      DATA_DIR: dataDir,
+    });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('stops the server with one line naming DATA_DIR when it cannot hold files', () => {
+    const file = join(cwd, 'a-file');
+    writeFileSync(file, '');
+    const run = node([join(ROOT, 'src', 'main.ts')], cwd, { DATA_DIR: file, LOG_LEVEL: 'silent' });
+    expect(run.status).toBe(1);
+    expect(run.stdout + run.stderr).toMatch(
+      /^Invalid configuration: DATA_DIR must be a writable directory, got "\S+a-file" \(.+\)\n$/,
+    );
+  });
+});
