@@ -9,7 +9,7 @@ import { roleRankSql } from '../classes/classes.repository';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { withConstraintErrors } from '../common/errors/constraint-errors';
 import { Db, one, Prepared, rows } from '../database/sql';
-import { AttachmentJson, attachmentsJsonSql } from '../files/attachment.response';
+import { AttachmentJson, attachmentsJsonSql } from '../files/attachments.sql';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { Submission } from './entities/submission.entity';
 

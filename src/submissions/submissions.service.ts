@@ -5,11 +5,8 @@ import { AccessService, TaskAccess } from '../access/access.service';
 import { assertSubmissionWritable } from '../access/submission-rules';
 import { AppError } from '../common/errors/app-error';
 import { createValidationPipe } from '../common/errors/validation';
-import {
-  AttachmentResponse,
-  storedAttachmentFromJson,
-  toAttachmentResponse,
-} from '../files/attachment.response';
+import { AttachmentResponse, toAttachmentResponse } from '../files/attachment.response';
+import { storedAttachmentFromJson } from '../files/attachments.sql';
 import { FileStorage } from '../files/file-storage';
 import { UploadedFileInfo } from '../files/multer-storage.engine';
 import { uploadMetadata } from '../files/upload-metadata';

@@ -1,5 +1,6 @@
 import { MANAGER_ROLES } from '../classes/entities/class-member.entity';
-import { storedAttachmentFromJson, toAttachmentResponse } from '../files/attachment.response';
+import { toAttachmentResponse } from '../files/attachment.response';
+import { storedAttachmentFromJson } from '../files/attachments.sql';
 import {
   MyTaskSummaryResponse,
   TaskDetailResponse,

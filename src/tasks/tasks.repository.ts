@@ -6,7 +6,7 @@ import { roleSeesTaskSql, taskLockedSql } from '../access/task-rules.sql';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { AppError } from '../common/errors/app-error';
 import { isoSql } from '../common/utils/time';
-import { AttachmentJson, attachmentsJsonSql } from '../files/attachment.response';
+import { AttachmentJson, attachmentsJsonSql } from '../files/attachments.sql';
 import { affected, Db, entityManager, one, Prepared, rows } from '../database/sql';
 import { TaskAttachment } from './entities/task-attachment.entity';
 import { Task } from './entities/task.entity';
