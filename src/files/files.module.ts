@@ -6,6 +6,7 @@ import { RunningJobs } from '../common/jobs/running-jobs';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { FileStorage } from './file-storage';
+import { FilesRepository } from './files.repository';
 import { FilesController } from './files.controller';
 import { FileSweeper } from './file-sweeper';
 import { FilesService } from './files.service';
@@ -45,7 +46,7 @@ export class FileStorageModule {}
     }),
   ],
   controllers: [FilesController],
-  providers: [FilesService, FileSweeper, RunningJobs],
+  providers: [FilesRepository, FilesService, FileSweeper, RunningJobs],
   exports: [FileStorageModule, MulterModule],
 })
 export class FilesModule {}

@@ -1,10 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Readable } from 'node:stream';
-import { DataSource } from 'typeorm';
 import { AccessService } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { FileStorage } from './file-storage';
+import { FilesRepository } from './files.repository';
 
 export interface FileDownload {
   stream: Readable;
@@ -13,22 +12,13 @@ export interface FileDownload {
   sizeBytes: number | null;
 }
 
-interface StoredFileRow {
-  task_id: string;
-  /** Set for a submission file: its submitter. */
-  submitter_id: string | null;
-  original_name: string;
-  mime_type: string | null;
-  size_bytes: string | null;
-}
-
 /** Downloads of task and submission attachments, each with the access rule of what it is attached to. */
 @Injectable()
 export class FilesService {
   private readonly logger = new Logger(FilesService.name);
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly files: FilesRepository,
     private readonly access: AccessService,
     private readonly storage: FileStorage,
   ) {}
@@ -38,15 +28,7 @@ export class FilesService {
    * the class (other members 403). Unknown key 404.
    */
   async open(fileKey: string, userId: string): Promise<FileDownload> {
-    const [file] = await this.dataSource.query<StoredFileRow[]>(
-      `SELECT ta.task_id, NULL::uuid AS submitter_id, ta.original_name, ta.mime_type, ta.size_bytes
-         FROM task_attachments ta WHERE ta.file_key = $1
-       UNION ALL
-       SELECT s.task_id, s.user_id, sa.original_name, sa.mime_type, sa.size_bytes
-         FROM submission_attachments sa JOIN submissions s ON s.id = sa.submission_id
-        WHERE sa.file_key = $1`,
-      [fileKey],
-    );
+    const file = await this.files.findByKey(fileKey);
     if (!file) throw AppError.notFound('File');
     if (file.submitter_id !== userId) {
       await this.access.requireTaskAccess(file.task_id, userId, { manage: file.submitter_id !== null });
