@@ -38,6 +38,21 @@ describe('platform: configuration at start', () => {
     expect(existsSync(dataDir)).toBe(false);
   });
 
+  it('lets the TypeORM CLI read DATABASE_URL from .env, the environment winning', () => {
+    const script = join(cwd, 'print-data-source-url.js');
+    const dataSource = JSON.stringify(join(ROOT, 'src', 'database', 'data-source.ts'));
+    writeFileSync(script, `process.stdout.write(require(${dataSource}).default.options.url);\n`);
+    writeFileSync(join(cwd, '.env'), 'DATABASE_URL=postgres://from-env-file@127.0.0.1:1/none\n');
+    const fromFile = node([script], cwd, { DATA_DIR: join(cwd, 'data') });
+    expect({ status: fromFile.status, stderr: fromFile.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(fromFile.stdout).toBe('postgres://from-env-file@127.0.0.1:1/none');
+    const fromEnvironment = node([script], cwd, {
+      DATA_DIR: join(cwd, 'data'),
+      DATABASE_URL: 'postgres://from-environment@127.0.0.1:1/none',
+    });
+    expect(fromEnvironment.stdout).toBe('postgres://from-environment@127.0.0.1:1/none');
+  });
+
   it('stops the server with one line naming DATA_DIR when it cannot hold files', () => {
     const file = join(cwd, 'a-file');
     writeFileSync(file, '');
