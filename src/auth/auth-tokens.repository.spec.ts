@@ -1,20 +1,16 @@
 import { DataSource } from 'typeorm';
-import { createTestDataSource, TestDataSource } from '../../test/utils/test-data-source';
+import { useTestDataSource } from '../../test/utils/test-data-source';
 import { AuthTokensRepository } from './auth-tokens.repository';
 import { TokenPurpose } from './entities/auth-token.entity';
 
 describe('AuthTokensRepository (real PostgreSQL)', () => {
-  let source: TestDataSource;
   let db: DataSource;
   let tokens: AuthTokensRepository;
 
-  beforeAll(async () => {
-    source = await createTestDataSource();
-    db = source.db;
+  useTestDataSource((created) => {
+    db = created;
     tokens = new AuthTokensRepository(db);
   });
-
-  afterAll(() => source.close());
 
   it('uses a token once, and only by the user it was issued to', async () => {
     const [{ id: userId }] = await db.query<{ id: string }[]>(

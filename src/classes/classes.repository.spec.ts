@@ -1,22 +1,18 @@
 import { DataSource } from 'typeorm';
 import { AccessRepository } from '../access/access.repository';
-import { createTestDataSource, TestDataSource } from '../../test/utils/test-data-source';
+import { useTestDataSource } from '../../test/utils/test-data-source';
 import { rows } from '../database/sql';
 import { ClassesRepository } from './classes.repository';
 import { ClassRole } from './entities/class-member.entity';
 
 describe('ClassesRepository (real PostgreSQL)', () => {
-  let source: TestDataSource;
   let db: DataSource;
   let classes: ClassesRepository;
 
-  beforeAll(async () => {
-    source = await createTestDataSource();
-    db = source.db;
+  useTestDataSource((created) => {
+    db = created;
     classes = new ClassesRepository(db);
   });
-
-  afterAll(() => source.close());
 
   const newUser = async (email: string): Promise<string> =>
     (

@@ -1,16 +1,12 @@
-import { createTestDataSource, TestDataSource } from '../../test/utils/test-data-source';
+import { useTestDataSource } from '../../test/utils/test-data-source';
 import { SettingsRepository } from './settings.repository';
 
 describe('SettingsRepository (real PostgreSQL)', () => {
-  let source: TestDataSource;
   let settings: SettingsRepository;
 
-  beforeAll(async () => {
-    source = await createTestDataSource();
-    settings = new SettingsRepository(source.db);
+  useTestDataSource((created) => {
+    settings = new SettingsRepository(created);
   });
-
-  afterAll(() => source.close());
 
   it('stores settings as JSON and answers null for one never set', async () => {
     expect(await settings.find('some.key')).toBeNull();

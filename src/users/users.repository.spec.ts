@@ -1,20 +1,16 @@
 import { DataSource } from 'typeorm';
-import { createTestDataSource, TestDataSource } from '../../test/utils/test-data-source';
+import { useTestDataSource } from '../../test/utils/test-data-source';
 import { AppError } from '../common/errors/app-error';
 import { UsersRepository } from './users.repository';
 
 describe('UsersRepository (real PostgreSQL)', () => {
-  let source: TestDataSource;
   let db: DataSource;
   let users: UsersRepository;
 
-  beforeAll(async () => {
-    source = await createTestDataSource();
-    db = source.db;
+  useTestDataSource((created) => {
+    db = created;
     users = new UsersRepository(db);
   });
-
-  afterAll(() => source.close());
 
   const fields = (email: string) => ({
     email,

@@ -24,6 +24,16 @@ export async function createTestDataSource(env: Record<string, string> = {}): Pr
   };
 }
 
+/** A fresh test DataSource for the enclosing describe block, handed to `setup` before its tests and dropped after. */
+export function useTestDataSource(setup: (db: DataSource) => void): void {
+  let source: TestDataSource;
+  beforeAll(async () => {
+    source = await createTestDataSource();
+    setup(source.db);
+  });
+  afterAll(() => source.close());
+}
+
 /** A user, and a class owned by that user, written with plain SQL. */
 export async function seedClass(
   db: DataSource,
