@@ -327,7 +327,7 @@ describe('platform with CORS_ORIGINS set and a database that goes away', () => {
     await ctx.http.get('/health').expect(200, { status: 'ok' });
   });
 
-  it('answers a valid token with 500 INTERNAL_ERROR, not 401, while its user cannot be read', async () => {
+  it('answers a valid token with 5xx, not 401, while its user cannot be read', async () => {
     const user = await createUser(ctx);
     await admin.query(`ALTER DATABASE "${database}" WITH ALLOW_CONNECTIONS false`);
     await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [
@@ -335,9 +335,11 @@ describe('platform with CORS_ORIGINS set and a database that goes away', () => {
     ]);
     try {
       // A 401 tells the client its token is bad, and it logs the user out over a database outage.
+      // A terminated pooled connection counts as an outage (503); a refused new one is an unexpected error (500).
       const res = await ctx.http.get('/users/me').set('Authorization', user.auth);
-      expect(res.status).toBe(500);
-      expect(res.body).toEqual({ error: expect.any(String), code: 'INTERNAL_ERROR' });
+      const expected = res.status === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL_ERROR';
+      expect([500, 503]).toContain(res.status);
+      expect(res.body).toEqual({ error: expect.any(String), code: expected });
     } finally {
       await admin.query(`ALTER DATABASE "${database}" WITH ALLOW_CONNECTIONS true`);
     }
