@@ -16,9 +16,13 @@ import { NotificationPrefsService } from './notification-prefs.service';
 import { NotificationPrefsController, NotificationsController } from './notifications.controller';
 import { NotificationsRepository } from './notifications.repository';
 import { NotificationsService } from './notifications.service';
+import { GradeNotices } from './production/grade-notices';
 import { NotificationProducer } from './production/notification-producer';
 
-/** Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth. */
+/**
+ * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth and the
+ * grade notices that releases of grades (submissions) produce.
+ */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
   imports: [MailModule, DatabaseOutageModule],
@@ -29,6 +33,7 @@ import { NotificationProducer } from './production/notification-producer';
     NotificationsService,
     NotificationPrefsService,
     NotificationProducer,
+    GradeNotices,
     NotificationDispatcher,
     DeliveryOutbox,
     DeliveryWorker,
@@ -44,6 +49,6 @@ import { NotificationProducer } from './production/notification-producer';
       useFactory: (...channels: NotificationChannel[]) => channels,
     },
   ],
-  exports: [DeliveryOutbox],
+  exports: [DeliveryOutbox, GradeNotices],
 })
 export class NotificationsModule {}

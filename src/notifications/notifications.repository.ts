@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { memberSeesTaskSql } from '../access/task-rules.sql';
 import { isoSql } from '../common/utils/time';
-import { one, Prepared, rows } from '../database/sql';
+import { Db, one, Prepared, rows } from '../database/sql';
 import { NotificationChannelName } from './entities/notification-pref.entity';
 import { InboxRow, PrefRow } from './notifications.mapper';
 
@@ -179,6 +179,25 @@ export interface ProductionBatch {
   notifications: number;
 }
 
+/**
+ * GRADE_RELEASED to the submitters of the released submissions `$1`, while they are active members of the
+ * class. The unique key (task, submitter) of GRADE_RELEASED makes it once per submission, whoever releases it
+ * and however often; the release time is written in the recipient's time zone.
+ */
+const GRADE_RELEASED_SQL = `
+  INSERT INTO notifications (user_id, type, task_id, class_id, task_title, class_name, start_at, due_at, title, content)
+  SELECT s.user_id, 'GRADE_RELEASED', t.id, t.class_id, t.title, c.name, t.start_at, t.due_at,
+         format('Grade released: %s', t.title),
+         format('Your grade for "%s" in %s was released %s.', t.title, c.name,
+                notification_local_time(s.released_at, u.timezone))
+    FROM submissions s
+    JOIN tasks t ON t.id = s.task_id
+    JOIN classes c ON c.id = t.class_id
+    JOIN class_members m ON m.class_id = t.class_id AND m.user_id = s.user_id
+    JOIN users u ON u.id = s.user_id AND u.is_active
+   WHERE s.id = ANY($1::uuid[]) AND s.released_at IS NOT NULL
+  ON CONFLICT DO NOTHING`;
+
 /** Notifications routed per statement. */
 export const DISPATCH_BATCH_SIZE = 5000;
 
@@ -302,6 +321,11 @@ export class NotificationsRepository {
   /** One batch of TASK_DUE_REMINDER fan-out for reminders `hours` before the due time (see REMIND_SQL). */
   async remindBatch(hours: number[]): Promise<ProductionBatch> {
     return (await one<ProductionBatch>(this.dataSource, REMIND_SQL, [hours, Math.max(...hours)]))!;
+  }
+
+  /** GRADE_RELEASED for the released submissions `submissionIds`, in the transaction of `db` (see GRADE_RELEASED_SQL). */
+  async produceGradeReleased(db: Db, submissionIds: string[]): Promise<void> {
+    await rows(db, GRADE_RELEASED_SQL, [submissionIds]);
   }
 
   /** Routes one batch of PENDING notifications (see DISPATCH_SQL). */

@@ -28,6 +28,7 @@ export function toSummaryResponse(submission: SubmissionSummaryRow): SubmissionS
     reviewerId: submission.reviewerId,
     reviewedAt: iso(submission.reviewedAt),
     isExemplary: submission.isExemplary,
+    releasedAt: iso(submission.releasedAt),
   };
 }
 

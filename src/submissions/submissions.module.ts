@@ -1,14 +1,19 @@
 import { Module } from '@nestjs/common';
 import { AccessModule } from '../access/access.module';
 import { FilesModule } from '../files/files.module';
+import { NotificationsModule } from '../notifications/notifications.module';
+import { GradeReleases } from './grade-releases.service';
+import { GradesController } from './grades.controller';
 import { SubmissionsExportService } from './submissions-export.service';
 import { SubmissionsController } from './submissions.controller';
 import { SubmissionsRepository } from './submissions.repository';
 import { SubmissionsService } from './submissions.service';
 
+/** Exports the grade releases for the tasks module (a task switched to IMMEDIATE releases its grades). */
 @Module({
-  imports: [AccessModule, FilesModule],
-  controllers: [SubmissionsController],
-  providers: [SubmissionsService, SubmissionsExportService, SubmissionsRepository],
+  imports: [AccessModule, FilesModule, NotificationsModule],
+  controllers: [SubmissionsController, GradesController],
+  providers: [SubmissionsService, SubmissionsExportService, SubmissionsRepository, GradeReleases],
+  exports: [GradeReleases],
 })
 export class SubmissionsModule {}

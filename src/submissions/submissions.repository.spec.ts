@@ -49,18 +49,26 @@ describe('SubmissionsRepository (real PostgreSQL)', () => {
 
   it('grades, and answers the exemplary-needs-score check as a validation error', async () => {
     const { id } = (await submissions.findMine(db, taskId, ownerId))!;
-    const exemplaryWithoutScore = submissions.grade(taskId, id, { isExemplary: true, reviewerId: ownerId });
+    const exemplaryWithoutScore = submissions.grade(db, taskId, id, { isExemplary: true, reviewerId: ownerId });
     await expect(exemplaryWithoutScore).rejects.toBeInstanceOf(AppError);
     await expect(exemplaryWithoutScore).rejects.toMatchObject({
       status: 400,
       message: 'isExemplary requires a score',
     });
-    const graded = await submissions.grade(taskId, id, {
+    const graded = await submissions.grade(db, taskId, id, {
       score: 9.5,
       isExemplary: true,
       reviewerId: ownerId,
     });
-    expect(graded).toMatchObject({ score: '9.50', isExemplary: true, reviewerId: ownerId });
-    expect(await submissions.grade(taskId, ownerId, { score: 1, reviewerId: ownerId })).toBeNull();
+    expect(graded).toMatchObject({ score: '9.50', isExemplary: true, reviewerId: ownerId, gradeRelease: 'IMMEDIATE' });
+    expect(await submissions.grade(db, taskId, ownerId, { score: 1, reviewerId: ownerId })).toBeNull();
+  });
+
+  it('releases a graded submission once', async () => {
+    const { id } = (await submissions.findMine(db, taskId, ownerId))!;
+    await one(db, `UPDATE submissions SET released_at = NULL WHERE id = $1`, [id]);
+    const [released] = await submissions.release(db, taskId, { userIds: [ownerId] });
+    expect(released).toEqual({ id, releasedAt: expect.any(Date) });
+    expect(await submissions.release(db, taskId, {})).toEqual([]);
   });
 });

@@ -12,6 +12,7 @@ import { Db, one, Prepared, rows } from '../database/sql';
 import { AttachmentJson, attachmentsJsonSql } from '../files/attachments.sql';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { Submission } from './entities/submission.entity';
+import { GradeRelease } from './grade-release';
 
 /** A submission row without its body, as the grader's list reads it. */
 export type SubmissionSummaryRow = Omit<Submission, 'content'>;
@@ -28,10 +29,25 @@ interface RosterMember {
 /** One class member of the grader's list; the submission columns are all null when there is no submission. */
 export type RosterRow = RosterMember & (SubmissionSummaryRow | { [K in keyof SubmissionSummaryRow]: null });
 
-/** The answer of the one-statement PUT: the rules, and the submission when they allowed the write. */
+/**
+ * The answer of the one-statement PUT: the rules, the caller's class role, and the submission when the rules
+ * allowed the write.
+ */
 export type UpsertRow = SubmissionWriteRules & { [K in keyof Submission]: Submission[K] | null } & {
+  role: ClassRole;
   attachments: AttachmentJson[] | null;
 };
+
+/** A graded submission, with the grade-release mode of its task. */
+export type GradedRow = Submission & { gradeRelease: GradeRelease };
+
+export type ReleasedRow = Pick<Submission, 'id' | 'releasedAt'>;
+
+/** Which graded, unreleased submissions of a task a release takes: all, those of some users, or one. */
+export interface ReleaseScope {
+  userIds?: string[];
+  submissionId?: string;
+}
 
 /** One line of the CSV export. */
 export interface ExportRow {
@@ -65,7 +81,8 @@ export interface Grade {
  */
 const SUBMISSION_SUMMARY_COLUMNS = `s.id, s.task_id AS "taskId", s.user_id AS "userId",
   s.first_submitted_at AS "firstSubmittedAt", s.last_updated_at AS "lastUpdatedAt", s.score, s.feedback,
-  s.reviewer_id AS "reviewerId", s.reviewed_at AS "reviewedAt", s.is_exemplary AS "isExemplary"`;
+  s.reviewer_id AS "reviewerId", s.reviewed_at AS "reviewedAt", s.is_exemplary AS "isExemplary",
+  s.released_at AS "releasedAt"`;
 
 const SUBMISSION_COLUMNS = `${SUBMISSION_SUMMARY_COLUMNS}, s.content`;
 
@@ -74,6 +91,9 @@ const ATTACHMENT_COLUMNS = `a.id, a.submission_id AS "submissionId", a.file_key 
   a.created_at AS "createdAt"`;
 
 const ATTACHMENT_ORDER = 'a.created_at, a.id';
+
+/** A submission has a grade to show once it has a score or feedback (alias `s` = submissions). */
+const GRADED = '(s.score IS NOT NULL OR s.feedback IS NOT NULL)';
 
 /** Display name: the nickname, else the e-mail (SPEC: "when absent the e-mail address is used"). */
 const DISPLAY_NAME = `COALESCE(NULLIF(u.nickname, ''), u.email)`;
@@ -103,7 +123,7 @@ const ROSTER_ORDER = `ORDER BY ${roleRankSql('m.role')},
 const UPSERT_MINE = new Prepared(
   'submissions.upsert_mine',
   `WITH rules AS (
-     SELECT ${submissionWriteRulesSql('t', 'm.role', '$2')}
+     SELECT ${submissionWriteRulesSql('t', 'm.role', '$2')}, m.role
        FROM tasks t
        JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $2
       WHERE t.id = $1 AND t.deleted_at IS NULL AND ${roleSeesTaskSql('t', 'm.role')}
@@ -114,7 +134,7 @@ const UPSERT_MINE = new Prepared(
      ON CONFLICT (task_id, user_id) DO UPDATE SET content = EXCLUDED.content, last_updated_at = now()
      RETURNING ${SUBMISSION_COLUMNS}
    )
-   SELECT rules.late, rules.locked, saved.*,
+   SELECT rules.late, rules.locked, rules.role, saved.*,
           ${attachmentsJsonSql('submission_attachments', 'submission_id', 'saved.id')} AS attachments
      FROM rules LEFT JOIN saved ON true`,
 );
@@ -256,20 +276,24 @@ export class SubmissionsRepository {
 
   /**
    * Changes only the fields given; reviewer and review time always move. Null when the task has no such
-   * submission; "exemplary needs a score" is the table's check constraint (see constraint-errors).
+   * submission; "exemplary needs a score" is the table's check constraint (see constraint-errors). The task row
+   * is share-locked before the submission row (the order of a task update that releases grades), so a change
+   * of the task's grade-release mode waits for this grade, or this grade reads the changed mode.
    */
-  grade(taskId: string, submissionId: string, grade: Grade): Promise<Submission | null> {
+  grade(db: Db, taskId: string, submissionId: string, grade: Grade): Promise<GradedRow | null> {
     return withConstraintErrors(() =>
-      one<Submission>(
-        this.dataSource,
-        `UPDATE submissions s SET
+      one<GradedRow>(
+        db,
+        `WITH task AS (SELECT t.grade_release FROM tasks t WHERE t.id = $2 FOR SHARE)
+         UPDATE submissions s SET
             score = CASE WHEN $3 THEN $4::numeric ELSE s.score END,
             feedback = CASE WHEN $5 THEN $6 ELSE s.feedback END,
             is_exemplary = COALESCE($7, s.is_exemplary),
             reviewer_id = $8,
             reviewed_at = now()
+           FROM task
           WHERE s.id = $1 AND s.task_id = $2
-          RETURNING ${SUBMISSION_COLUMNS}`,
+          RETURNING ${SUBMISSION_COLUMNS}, task.grade_release AS "gradeRelease"`,
         [
           submissionId,
           taskId,
@@ -281,6 +305,28 @@ export class SubmissionsRepository {
           grade.reviewerId,
         ],
       ),
+    );
+  }
+
+  /**
+   * Releases the graded, unreleased submissions of the task in `scope`; those this call released.
+   * The rows are locked in id order (no deadlock between releases of overlapping sets); a row another
+   * transaction released meanwhile is re-checked after the wait and left out, so each is released once.
+   */
+  release(db: Db, taskId: string, scope: ReleaseScope): Promise<ReleasedRow[]> {
+    return rows<ReleasedRow>(
+      db,
+      `WITH due AS (
+         SELECT s.id FROM submissions s
+          WHERE s.task_id = $1 AND s.released_at IS NULL AND ${GRADED}
+            AND ($2::uuid[] IS NULL OR s.user_id = ANY($2::uuid[]))
+            AND ($3::uuid IS NULL OR s.id = $3::uuid)
+          ORDER BY s.id
+          FOR UPDATE
+       )
+       UPDATE submissions s SET released_at = now() FROM due WHERE s.id = due.id
+       RETURNING s.id, s.released_at AS "releasedAt"`,
+      [taskId, scope.userIds ?? null, scope.submissionId ?? null],
     );
   }
 

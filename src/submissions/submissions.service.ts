@@ -15,6 +15,8 @@ import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
 import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submission.response';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { Submission } from './entities/submission.entity';
+import { GradeRelease, gradeVisibleToSubmitter } from './grade-release';
+import { GradeReleases } from './grade-releases.service';
 import { toListEntryResponse, toSubmissionResponse } from './submissions.mapper';
 import { SubmissionsRepository } from './submissions.repository';
 
@@ -31,13 +33,14 @@ export class SubmissionsService {
     private readonly access: AccessService,
     private readonly storage: FileStorage,
     private readonly submissions: SubmissionsRepository,
+    private readonly releases: GradeReleases,
   ) {}
 
   /** `access`: the route's `@TaskRoute()`, as every method here that takes one. */
-  async getMine({ taskId }: TaskAccess, userId: string): Promise<SubmissionResponse> {
+  async getMine({ taskId, role }: TaskAccess, userId: string): Promise<SubmissionResponse> {
     const submission = await this.submissions.findMine(this.dataSource, taskId, userId);
     if (!submission) throw AppError.notFound('Submission');
-    return this.withAttachments(submission);
+    return this.withAttachments(gradeVisibleToSubmitter(submission, role));
   }
 
   /**
@@ -55,7 +58,10 @@ export class SubmissionsService {
       if (!row) throw AppError.notFound('Task');
     }
     assertSubmissionWritable(row);
-    return toSubmissionResponse(row as Submission, (row.attachments ?? []).map(storedAttachmentFromJson));
+    return toSubmissionResponse(
+      gradeVisibleToSubmitter(row as Submission, row.role),
+      (row.attachments ?? []).map(storedAttachmentFromJson),
+    );
   }
 
   /**
@@ -135,7 +141,8 @@ export class SubmissionsService {
 
   /**
    * Changes only the fields given; reviewer and review time always move. "Exemplary needs a score" is the
-   * check constraint of the table, so it holds against concurrent grading too.
+   * check constraint of the table, so it holds against concurrent grading too. Under IMMEDIATE the grade is
+   * released in the same transaction (GRADE_RELEASED the first time).
    */
   async grade(
     { taskId }: TaskAccess,
@@ -146,8 +153,13 @@ export class SubmissionsService {
     if (dto.score === undefined && dto.feedback === undefined && dto.isExemplary === undefined) {
       throw AppError.validation('Give at least one of score, feedback, isExemplary');
     }
-    const graded = await this.submissions.grade(taskId, submissionId, { ...dto, reviewerId: graderId });
-    if (!graded) throw AppError.notFound('Submission');
+    const graded = await this.dataSource.transaction(async (manager) => {
+      const row = await this.submissions.grade(manager, taskId, submissionId, { ...dto, reviewerId: graderId });
+      if (!row) throw AppError.notFound('Submission');
+      if (row.gradeRelease !== GradeRelease.IMMEDIATE) return row;
+      const [released] = await this.releases.releaseGraded(manager, taskId, { submissionId });
+      return released ? { ...row, releasedAt: released.releasedAt } : row;
+    });
     return this.withAttachments(graded);
   }
 

@@ -34,6 +34,7 @@ export function toSummaryResponse(row: TaskRow): TaskSummaryResponse {
     startAt: row.start_at,
     dueAt: row.due_at,
     allowLateSubmission: row.allow_late_submission,
+    gradeRelease: row.grade_release,
     blockedBy: row.blocked_by,
     createdBy: row.created_by,
     createdAt: row.created_at,

@@ -4,6 +4,7 @@ import { AccessModule } from '../access/access.module';
 import { AiModule } from '../ai/ai.module';
 import { ClassesRepositoryModule } from '../classes/classes.repository';
 import { FilesModule } from '../files/files.module';
+import { SubmissionsModule } from '../submissions/submissions.module';
 import { ClassTasksController } from './class-tasks.controller';
 import { TaskAttachmentsService } from './task-attachments.service';
 import { TaskDraftsService } from './task-drafts.service';
@@ -13,7 +14,15 @@ import { TasksRepositoryModule } from './tasks.repository';
 import { TasksService } from './tasks.service';
 
 @Module({
-  imports: [AccessModule, AiModule, FilesModule, ClassesRepositoryModule, TasksRepositoryModule],
+  // SubmissionsModule: a task switched to IMMEDIATE grade release releases its grades (GradeReleases).
+  imports: [
+    AccessModule,
+    AiModule,
+    FilesModule,
+    ClassesRepositoryModule,
+    TasksRepositoryModule,
+    SubmissionsModule,
+  ],
   controllers: [ClassTasksController, TasksController],
   providers: [TasksService, TaskReader, TaskAttachmentsService, TaskDraftsService, RunningJobs],
 })

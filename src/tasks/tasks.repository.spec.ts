@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { createTestDataSource, seedClass, TestDataSource } from '../../test/utils/test-data-source';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { one } from '../database/sql';
+import { GradeRelease } from '../submissions/grade-release';
 import { NewTaskRow, TasksRepository } from './tasks.repository';
 
 describe('TasksRepository (real PostgreSQL)', () => {
@@ -29,6 +30,7 @@ describe('TasksRepository (real PostgreSQL)', () => {
       startAt: null,
       dueAt: null,
       allowLateSubmission: true,
+      gradeRelease: GradeRelease.MANUAL,
       blockedBy,
       createdBy: ownerId,
       publish: true,
@@ -50,7 +52,12 @@ describe('TasksRepository (real PostgreSQL)', () => {
 
   it('answers the task as its owner sees it, and nothing for a task that does not exist', async () => {
     const id = await newTask('Visible');
-    expect(await tasks.detail(ownerId, id)).toMatchObject({ id, title: 'Visible', role: ClassRole.OWNER });
+    expect(await tasks.detail(ownerId, id)).toMatchObject({
+      id,
+      title: 'Visible',
+      role: ClassRole.OWNER,
+      grade_release: GradeRelease.MANUAL,
+    });
     const missing = '00000000-0000-4000-8000-000000000000';
     expect(await tasks.detail(ownerId, missing)).toBeNull();
     expect(await tasks.recordView(db, missing, ownerId)).toBe(false);

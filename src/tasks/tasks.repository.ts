@@ -9,6 +9,7 @@ import { isoSql } from '../common/utils/time';
 import { AttachmentJson, attachmentsJsonSql } from '../files/attachments.sql';
 import { affected, Db, entityManager, one, Prepared, rows } from '../database/sql';
 import { TaskAttachment } from './entities/task-attachment.entity';
+import { GradeRelease } from '../submissions/grade-release';
 import { Task } from './entities/task.entity';
 
 /**
@@ -27,6 +28,7 @@ export interface TaskRow {
   start_at: string | null;
   due_at: string | null;
   allow_late_submission: boolean;
+  grade_release: GradeRelease;
   blocked_by: string[];
   created_by: string | null;
   is_published: boolean;
@@ -71,7 +73,7 @@ export function taskSummariesSql(scope: SummaryScope): string {
   return `
     WITH scoped AS (
       SELECT t.id, t.class_id, t.title, ${scope.detail ? 't.description' : 'NULL::text AS description'},
-             t.source_text, t.start_at, t.due_at, t.allow_late_submission, t.blocked_by, t.created_by,
+             t.source_text, t.start_at, t.due_at, t.allow_late_submission, t.grade_release, t.blocked_by, t.created_by,
              t.is_published, t.published_at, t.created_at, t.updated_at, m.role
         FROM tasks t
         JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $1
@@ -85,7 +87,7 @@ export function taskSummariesSql(scope: SummaryScope): string {
         FROM (SELECT DISTINCT class_id FROM scoped) k
     )
     SELECT st.id, st.class_id, st.title, st.description, st.source_text, ${isoSql('st.start_at')} AS start_at,
-           ${isoSql('st.due_at')} AS due_at, st.allow_late_submission, st.blocked_by, st.created_by,
+           ${isoSql('st.due_at')} AS due_at, st.allow_late_submission, st.grade_release, st.blocked_by, st.created_by,
            st.is_published, ${isoSql('st.published_at')} AS published_at, ${isoSql('st.created_at')} AS created_at,
            ${isoSql('st.updated_at')} AS updated_at, st.role, c.name AS class_name, c.color AS class_color,
            COALESCE(mc.n, 0) AS member_count, COALESCE(sc.submitted_count, 0) AS submitted_count,
@@ -175,6 +177,7 @@ export interface NewTaskRow {
   startAt: Date | null;
   dueAt: Date | null;
   allowLateSubmission: boolean;
+  gradeRelease: GradeRelease;
   blockedBy: string[];
   createdBy: string;
   publish: boolean;
@@ -237,8 +240,8 @@ export class TasksRepository {
     const row = await one<{ id: string }>(
       db,
       `INSERT INTO tasks (class_id, title, description, source_text, start_at, due_at, allow_late_submission,
-                            blocked_by, created_by, is_published, published_at)
-         SELECT c.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $10 THEN now() END
+                            grade_release, blocked_by, created_by, is_published, published_at)
+         SELECT c.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $11 THEN now() END
            FROM classes c WHERE c.id = $1 FOR KEY SHARE OF c
          RETURNING id`,
       [
@@ -249,6 +252,7 @@ export class TasksRepository {
         task.startAt,
         task.dueAt,
         task.allowLateSubmission,
+        task.gradeRelease,
         task.blockedBy,
         task.createdBy,
         task.publish,

@@ -6,6 +6,8 @@ import { TaskAccess } from '../access/access.service';
 import { ClassesRepository } from '../classes/classes.repository';
 import { AppError } from '../common/errors/app-error';
 import { FileStorage } from '../files/file-storage';
+import { GradeRelease } from '../submissions/grade-release';
+import { GradeReleases } from '../submissions/grade-releases.service';
 import { CreateDraftDto, CreateTaskDto, UpdateTaskDto, UpdateTaskStateDto } from './dto/task-write.dto';
 import { TaskDetailResponse, TaskUserStateResponse } from './dto/task.response';
 import { Task } from './entities/task.entity';
@@ -39,6 +41,7 @@ export class TasksService {
     private readonly storage: FileStorage,
     private readonly tasks: TasksRepository,
     private readonly classes: ClassesRepository,
+    private readonly gradeReleases: GradeReleases,
   ) {}
 
   /** Published at once (publishedAt = now). The class role was checked by the route guard. */
@@ -70,6 +73,7 @@ export class TasksService {
         startAt,
         dueAt,
         allowLateSubmission: fields.allowLateSubmission ?? true,
+        gradeRelease: fields.gradeRelease ?? GradeRelease.IMMEDIATE,
         blockedBy,
         createdBy: userId,
         publish,
@@ -103,6 +107,7 @@ export class TasksService {
       if (dto.startAt !== undefined) changes.startAt = toDate(dto.startAt);
       if (dto.dueAt !== undefined) changes.dueAt = toDate(dto.dueAt);
       if (dto.allowLateSubmission !== undefined) changes.allowLateSubmission = dto.allowLateSubmission;
+      if (dto.gradeRelease !== undefined) changes.gradeRelease = dto.gradeRelease;
       if (task.isPublished || publishing) assertPublishableTitle(dto.title ?? task.title);
       assertTimesInOrder(
         dto.startAt !== undefined ? toDate(dto.startAt) : task.startAt,
@@ -117,6 +122,9 @@ export class TasksService {
         await this.tasks.deleteMarkdown(manager, taskId);
       }
       await this.tasks.update(manager, taskId, changes);
+      // MANUAL → IMMEDIATE: the grades held back go out now. The task row is locked first, as a grade locks it.
+      if (task.gradeRelease === GradeRelease.MANUAL && dto.gradeRelease === GradeRelease.IMMEDIATE)
+        await this.gradeReleases.releaseGraded(manager, taskId, {});
     });
     return this.reader.detail(taskId, userId);
   }

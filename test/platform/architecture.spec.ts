@@ -34,8 +34,8 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   notifications: ['access', 'mail'],
   schools: [],
   settings: [],
-  submissions: ['access', 'classes', 'files'],
-  tasks: ['access', 'ai', 'classes', 'files'],
+  submissions: ['access', 'classes', 'files', 'notifications'],
+  tasks: ['access', 'ai', 'classes', 'files', 'submissions'],
   users: ['classes', 'schools'],
 };
 

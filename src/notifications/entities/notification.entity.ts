@@ -3,6 +3,7 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeor
 export enum NotificationType {
   TASK_PUBLISHED = 'TASK_PUBLISHED',
   TASK_DUE_REMINDER = 'TASK_DUE_REMINDER',
+  GRADE_RELEASED = 'GRADE_RELEASED',
 }
 
 /** PENDING until the dispatcher has routed it to the recipient's channels; only SENT ones are in the inbox. */

@@ -36,8 +36,18 @@ export class SubmissionResponse {
   @ApiProperty({ type: String, format: 'date-time', nullable: true })
   reviewedAt: string | null;
 
-  @ApiProperty()
+  @ApiProperty({ description: 'false for the submitter (MEMBER) while the grade is unreleased' })
   isExemplary: boolean;
+
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description:
+      'When the grade became visible to the submitter; while null under MANUAL release, a MEMBER submitter ' +
+      'sees score, feedback, reviewerId and reviewedAt null and isExemplary false',
+  })
+  releasedAt: string | null;
 }
 
 /** The submission as the grader's list shows it: without body and attachments. */

@@ -35,4 +35,8 @@ export class Submission {
 
   @Column({ type: 'boolean', default: false })
   isExemplary: boolean;
+
+  /** When the grade became visible to the submitter; null while unreleased (CONTRACT §5.3). */
+  @Column({ type: 'timestamptz', nullable: true })
+  releasedAt: Date | null;
 }

@@ -5,6 +5,7 @@ import {
   ArrayUnique,
   IsArray,
   IsBoolean,
+  IsEnum,
   IsNumber,
   IsOptional,
   IsString,
@@ -15,6 +16,7 @@ import {
 } from 'class-validator';
 import { IsIsoTimestamp, Trim, trimmed } from '../../common/validation/validators';
 import { PARSE_TEXT_MAX_LENGTH } from '../../ai/dto/parse-text.dto';
+import { GradeRelease } from '../../submissions/grade-release';
 
 export const TITLE_MAX_LENGTH = 200;
 export const DESCRIPTION_MAX_LENGTH = 100_000;
@@ -65,6 +67,16 @@ class TaskFieldsDto {
   @PresentNotNull()
   @IsBoolean()
   allowLateSubmission?: boolean;
+
+  @ApiPropertyOptional({
+    enum: GradeRelease,
+    enumName: 'GradeRelease',
+    default: GradeRelease.IMMEDIATE,
+    description: 'MANUAL: members see their grades once released; switching to IMMEDIATE releases every grade',
+  })
+  @PresentNotNull()
+  @IsEnum(GradeRelease)
+  gradeRelease?: GradeRelease;
 
   @ApiPropertyOptional({
     type: [String],

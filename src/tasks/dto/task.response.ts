@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { AttachmentResponse } from '../../files/attachment.response';
+import { GradeRelease } from '../../submissions/grade-release';
 
 /** The caller's personal state of a task. */
 export class TaskUserStateResponse {
@@ -52,6 +53,9 @@ export class TaskSummaryResponse {
 
   @ApiProperty()
   allowLateSubmission: boolean;
+
+  @ApiProperty({ enum: GradeRelease, enumName: 'GradeRelease', description: 'When members see their grades' })
+  gradeRelease: GradeRelease;
 
   @ApiProperty({ type: [String], format: 'uuid', description: 'Tasks a member must submit first' })
   blockedBy: string[];

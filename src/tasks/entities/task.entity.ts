@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { GradeRelease } from '../../submissions/grade-release';
 
 @Entity('tasks')
 export class Task {
@@ -25,6 +26,9 @@ export class Task {
 
   @Column({ type: 'boolean', default: true })
   allowLateSubmission: boolean;
+
+  @Column({ type: 'varchar', default: GradeRelease.IMMEDIATE })
+  gradeRelease: GradeRelease;
 
   @Column({ type: 'uuid', array: true, default: () => `'{}'` })
   blockedBy: string[];
