@@ -25,5 +25,12 @@ interface GradeFields {
  */
 export function gradeVisibleToSubmitter<T extends GradeFields>(submission: T, role: ClassRole): T {
   if (role !== ClassRole.MEMBER || submission.releasedAt !== null) return submission;
-  return { ...submission, score: null, feedback: null, reviewerId: null, reviewedAt: null, isExemplary: false };
+  return {
+    ...submission,
+    score: null,
+    feedback: null,
+    reviewerId: null,
+    reviewedAt: null,
+    isExemplary: false,
+  };
 }

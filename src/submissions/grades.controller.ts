@@ -35,7 +35,10 @@ export class GradesController {
     type: ErrorResponse,
     description: 'VALIDATION_ERROR: userIds not an array of at most 1000 UUIDs',
   })
-  release(@CurrentAccess() access: TaskAccess, @Body() body: ReleaseGradesDto): Promise<ReleaseGradesResponse> {
+  release(
+    @CurrentAccess() access: TaskAccess,
+    @Body() body: ReleaseGradesDto,
+  ): Promise<ReleaseGradesResponse> {
     return this.releases.release(access, body.userIds);
   }
 }

@@ -49,7 +49,10 @@ describe('SubmissionsRepository (real PostgreSQL)', () => {
 
   it('grades, and answers the exemplary-needs-score check as a validation error', async () => {
     const { id } = (await submissions.findMine(db, taskId, ownerId))!;
-    const exemplaryWithoutScore = submissions.grade(db, taskId, id, { isExemplary: true, reviewerId: ownerId });
+    const exemplaryWithoutScore = submissions.grade(db, taskId, id, {
+      isExemplary: true,
+      reviewerId: ownerId,
+    });
     await expect(exemplaryWithoutScore).rejects.toBeInstanceOf(AppError);
     await expect(exemplaryWithoutScore).rejects.toMatchObject({
       status: 400,
@@ -60,7 +63,12 @@ describe('SubmissionsRepository (real PostgreSQL)', () => {
       isExemplary: true,
       reviewerId: ownerId,
     });
-    expect(graded).toMatchObject({ score: '9.50', isExemplary: true, reviewerId: ownerId, gradeRelease: 'IMMEDIATE' });
+    expect(graded).toMatchObject({
+      score: '9.50',
+      isExemplary: true,
+      reviewerId: ownerId,
+      gradeRelease: 'IMMEDIATE',
+    });
     expect(await submissions.grade(db, taskId, ownerId, { score: 1, reviewerId: ownerId })).toBeNull();
   });
 

@@ -154,7 +154,10 @@ export class SubmissionsService {
       throw AppError.validation('Give at least one of score, feedback, isExemplary');
     }
     const graded = await this.dataSource.transaction(async (manager) => {
-      const row = await this.submissions.grade(manager, taskId, submissionId, { ...dto, reviewerId: graderId });
+      const row = await this.submissions.grade(manager, taskId, submissionId, {
+        ...dto,
+        reviewerId: graderId,
+      });
       if (!row) throw AppError.notFound('Submission');
       if (row.gradeRelease !== GradeRelease.IMMEDIATE) return row;
       const [released] = await this.releases.releaseGraded(manager, taskId, { submissionId });

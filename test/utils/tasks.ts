@@ -20,6 +20,7 @@ export interface TaskFields {
   dueAt?: string | null;
   allowLateSubmission?: boolean;
   blockedBy?: string[];
+  gradeRelease?: 'IMMEDIATE' | 'MANUAL';
 }
 
 export interface DraftFields extends TaskFields {
@@ -37,6 +38,7 @@ export interface TaskJson {
   startAt: string | null;
   dueAt: string | null;
   allowLateSubmission: boolean;
+  gradeRelease: 'IMMEDIATE' | 'MANUAL';
   blockedBy: string[];
   createdBy: string | null;
   createdAt: string;

@@ -72,7 +72,8 @@ class TaskFieldsDto {
     enum: GradeRelease,
     enumName: 'GradeRelease',
     default: GradeRelease.IMMEDIATE,
-    description: 'MANUAL: members see their grades once released; switching to IMMEDIATE releases every grade',
+    description:
+      'MANUAL: members see their grades once released; switching to IMMEDIATE releases every grade',
   })
   @PresentNotNull()
   @IsEnum(GradeRelease)
