@@ -312,9 +312,10 @@ describe('submissions: grade release (CONTRACT §5.3)', () => {
       expect(notice.content).toContain(`${String(local.getUTCHours()).padStart(2, '0')}:`);
 
       const hook = await waitFor('webhook', async () =>
-        receiver.received.find(
-          (hit) => hit.path === path && (hit.body as { type: string }).type === 'GRADE_RELEASED',
-        ),
+        receiver.received.find((hit) => {
+          const body = hit.body as { type: string; data: { taskId: string } };
+          return hit.path === path && body.type === 'GRADE_RELEASED' && body.data.taskId === taskId;
+        }),
       );
       expect(hook.verified).toBe(true);
       expect(hook.body).toMatchObject({
