@@ -294,6 +294,7 @@ describe('submissions', () => {
         reviewerId: null,
         reviewedAt: null,
         isExemplary: false,
+        releasedAt: null,
       });
       expect((await getMine(taskId, member).expect(200)).body).toEqual(created.body);
 
@@ -692,6 +693,8 @@ describe('submissions', () => {
         feedback: 'Good **work**',
         reviewerId: owner.id,
         reviewedAt: expect.stringMatching(ISO),
+        // IMMEDIATE (the default): released when given.
+        releasedAt: expect.stringMatching(ISO),
       });
       expect(Date.parse(graded.body.reviewedAt)).toBeGreaterThanOrEqual(before - 1000);
 
@@ -934,6 +937,7 @@ describe('submissions', () => {
           'reviewerId',
           'reviewedAt',
           'isExemplary',
+          'releasedAt',
         ].sort(),
       );
       expect((await list(taskId, owner).expect(200)).body).toEqual(res.body);
