@@ -29,7 +29,9 @@ export class GradeRelease1764000200000 implements MigrationInterface {
       ALTER TABLE submissions DROP COLUMN released_at;
       ALTER TABLE tasks DROP COLUMN grade_release;
     `);
-    await this.setNotificationTypes(queryRunner, (types) => types.filter((type) => type !== 'GRADE_RELEASED'));
+    await this.setNotificationTypes(queryRunner, (types) =>
+      types.filter((type) => type !== 'GRADE_RELEASED'),
+    );
   }
 
   /**
