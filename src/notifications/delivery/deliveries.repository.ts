@@ -258,7 +258,7 @@ export class DeliveriesRepository {
 
   /** Deletes up to `batch` sent account e-mails (their payload holds a one-time link); answers how many. */
   deleteSentAccountMails(batch: number): Promise<number> {
-    return this.deleteBatch(`notification_id IS NULL AND status = 'SENT'`, [], batch);
+    return this.deleteBatch(`payload IS NOT NULL AND status = 'SENT'`, [], batch);
   }
 
   /** Deletes up to `batch` deliveries finished more than `days` ago; answers how many. */
