@@ -9,9 +9,10 @@ import { createTask } from '../utils/tasks';
 import { createTestApp, TestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
 import { sleep } from '../utils/wait';
-import { SmtpCapture, startSmtpCapture } from '../fakes/smtp-server';
-import { startTelegramServer, TelegramServer } from '../fakes/telegram-server';
-import { ReceivedWebhook, startWebhookReceiver, WebhookReceiver } from '../fakes/webhook-receiver';
+import { ChannelFakes, startChannelFakes } from '../fakes/channels';
+import { SmtpCapture } from '../fakes/smtp-server';
+import { TelegramServer } from '../fakes/telegram-server';
+import { ReceivedWebhook, WebhookReceiver } from '../fakes/webhook-receiver';
 
 const BOT_TOKEN = '123456:TEST-bot-token_secret';
 const SMTP_PASSWORD = 'smtp-S3cret-pass';
@@ -36,30 +37,27 @@ interface DeliveryPage {
 }
 
 describe('notifications: delivery log, test events and redelivery', () => {
+  let fakes: ChannelFakes;
   let smtp: SmtpCapture;
   let telegram: TelegramServer;
   let receiver: WebhookReceiver;
   let ctx: TestApp;
 
   beforeAll(async () => {
-    [smtp, telegram, receiver] = await Promise.all([
-      startSmtpCapture(),
-      startTelegramServer(),
-      startWebhookReceiver(),
-    ]);
+    fakes = await startChannelFakes();
+    ({ smtp, telegram, receiver } = fakes);
     ctx = await createTestApp({
       ...FAST_NOTIFICATIONS,
+      ...fakes.env(BOT_TOKEN),
       // The fake announces no AUTH, so the credentials are never sent; they are in the configuration all the same.
       SMTP_URL: smtp.url.replace('smtp://', `smtp://mailer:${SMTP_PASSWORD}@`),
-      TELEGRAM_API_URL: telegram.url,
-      TELEGRAM_BOT_TOKEN: BOT_TOKEN,
       DELIVERY_MAX_ATTEMPTS: '1',
       DELIVERY_RETENTION_DAYS: '7',
     });
   });
   afterAll(async () => {
     await ctx.close();
-    await Promise.all([smtp.close(), telegram.close(), receiver.close()]);
+    await fakes.close();
   });
 
   const list = (user: TestUser, query: Record<string, string | number> = {}) =>
@@ -249,6 +247,11 @@ describe('notifications: delivery log, test events and redelivery', () => {
       const res = await list(user, query);
       expect(res.status).toBe(400);
       expect(res.body).toEqual(apiError('VALIDATION_ERROR'));
+    });
+
+    it('says a non-numeric limit is not an integer rather than out of range', async () => {
+      const res = await list(await createUser(ctx), { limit: 'ten' });
+      expect(res.body.error).toMatch(/limit must be an integer/);
     });
 
     it('answers 401 without a token', async () => {

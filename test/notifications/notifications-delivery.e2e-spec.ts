@@ -15,37 +15,34 @@ import { putSubmission, seedSubmissions } from '../utils/submissions';
 import { createDraft, createTask } from '../utils/tasks';
 import { createTestApp, TestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
-import { SmtpCapture, startSmtpCapture } from '../fakes/smtp-server';
-import { startTelegramServer, TelegramServer } from '../fakes/telegram-server';
-import { startWebhookReceiver, WebhookReceiver } from '../fakes/webhook-receiver';
+import { ChannelFakes, startChannelFakes } from '../fakes/channels';
+import { SmtpCapture } from '../fakes/smtp-server';
+import { TelegramServer } from '../fakes/telegram-server';
+import { WebhookReceiver } from '../fakes/webhook-receiver';
 
 const BOT_TOKEN = '123456:TEST-token';
 const MAIL_FROM = 'Classroom Tasks <noreply@classroom.test>';
 
 describe('notifications: delivery over EMAIL, WEBHOOK and MESSENGER', () => {
+  let fakes: ChannelFakes;
   let smtp: SmtpCapture;
   let telegram: TelegramServer;
   let receiver: WebhookReceiver;
   let ctx: TestApp;
 
   beforeAll(async () => {
-    [smtp, telegram, receiver] = await Promise.all([
-      startSmtpCapture(),
-      startTelegramServer(),
-      startWebhookReceiver(),
-    ]);
+    fakes = await startChannelFakes();
+    ({ smtp, telegram, receiver } = fakes);
     ctx = await createTestApp({
       ...FAST_NOTIFICATIONS,
-      SMTP_URL: smtp.url,
+      ...fakes.env(BOT_TOKEN),
       MAIL_FROM,
-      TELEGRAM_API_URL: telegram.url,
-      TELEGRAM_BOT_TOKEN: BOT_TOKEN,
       DELIVERY_MAX_ATTEMPTS: '3',
     });
   });
   afterAll(async () => {
     await ctx.close();
-    await Promise.all([smtp.close(), telegram.close(), receiver.close()]);
+    await fakes.close();
   });
 
   /** A class owned by the first user, with the others as members. */

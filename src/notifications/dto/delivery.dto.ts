@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsEnum, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsEnum, IsOptional, IsString, MaxLength } from 'class-validator';
+import { PageSize } from '../../common/validation/page-size';
 import { DeliveryStatus, DeliveryType, TEST_EVENT } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { NotificationType } from '../entities/notification.entity';
@@ -26,13 +26,7 @@ export class ListDeliveriesQuery {
   @MaxLength(200)
   cursor?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: PAGE_SIZE_MAX, default: PAGE_SIZE_DEFAULT })
-  @IsOptional()
-  @Type(() => Number)
-  @Min(1)
-  @Max(PAGE_SIZE_MAX)
-  // Listed last, checked first (the pipe stops at the first error): `ten` is not "greater than 100".
-  @IsInt()
+  @PageSize(PAGE_SIZE_MAX, PAGE_SIZE_DEFAULT)
   limit: number = PAGE_SIZE_DEFAULT;
 }
 
