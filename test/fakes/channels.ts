@@ -7,8 +7,6 @@ export interface ChannelFakes {
   smtp: SmtpCapture;
   telegram: TelegramServer;
   receiver: WebhookReceiver;
-  /** The app's environment for them (SMTP_URL, TELEGRAM_API_URL, TELEGRAM_BOT_TOKEN). */
-  env(botToken: string): Record<string, string>;
   close(): Promise<void>;
 }
 
@@ -22,7 +20,6 @@ export async function startChannelFakes(): Promise<ChannelFakes> {
     smtp,
     telegram,
     receiver,
-    env: (botToken) => ({ SMTP_URL: smtp.url, TELEGRAM_API_URL: telegram.url, TELEGRAM_BOT_TOKEN: botToken }),
     close: async () => {
       await Promise.all([smtp.close(), telegram.close(), receiver.close()]);
     },

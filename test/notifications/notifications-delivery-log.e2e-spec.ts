@@ -4,15 +4,11 @@ import { DeliveryOutbox } from '../../src/notifications/delivery/delivery-outbox
 import { DeliveryRetention } from '../../src/notifications/delivery/delivery-retention';
 import { addMember, createClass } from '../utils/classes';
 import { apiError, ISO_TIMESTAMP, UUID_PATTERN } from '../utils/expect';
-import { FAST_NOTIFICATIONS, setPref, waitFor } from '../utils/notifications';
+import { setPref, useAppWithChannelFakes, waitFor } from '../utils/notifications';
 import { createTask } from '../utils/tasks';
-import { createTestApp, TestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
 import { sleep } from '../utils/wait';
-import { ChannelFakes, startChannelFakes } from '../fakes/channels';
-import { SmtpCapture } from '../fakes/smtp-server';
-import { TelegramServer } from '../fakes/telegram-server';
-import { ReceivedWebhook, WebhookReceiver } from '../fakes/webhook-receiver';
+import { ReceivedWebhook } from '../fakes/webhook-receiver';
 
 const BOT_TOKEN = '123456:TEST-bot-token_secret';
 const SMTP_PASSWORD = 'smtp-S3cret-pass';
@@ -37,28 +33,13 @@ interface DeliveryPage {
 }
 
 describe('notifications: delivery log, test events and redelivery', () => {
-  let fakes: ChannelFakes;
-  let smtp: SmtpCapture;
-  let telegram: TelegramServer;
-  let receiver: WebhookReceiver;
-  let ctx: TestApp;
-
-  beforeAll(async () => {
-    fakes = await startChannelFakes();
-    ({ smtp, telegram, receiver } = fakes);
-    ctx = await createTestApp({
-      ...FAST_NOTIFICATIONS,
-      ...fakes.env(BOT_TOKEN),
-      // The fake announces no AUTH, so the credentials are never sent; they are in the configuration all the same.
-      SMTP_URL: smtp.url.replace('smtp://', `smtp://mailer:${SMTP_PASSWORD}@`),
-      DELIVERY_MAX_ATTEMPTS: '1',
-      DELIVERY_RETENTION_DAYS: '7',
-    });
-  });
-  afterAll(async () => {
-    await ctx.close();
-    await fakes.close();
-  });
+  const { ctx, smtp, telegram, receiver } = useAppWithChannelFakes((fakes) => ({
+    // The fake announces no AUTH, so the credentials are never sent; they are in the configuration all the same.
+    SMTP_URL: fakes.smtp.url.replace('smtp://', `smtp://mailer:${SMTP_PASSWORD}@`),
+    TELEGRAM_BOT_TOKEN: BOT_TOKEN,
+    DELIVERY_MAX_ATTEMPTS: '1',
+    DELIVERY_RETENTION_DAYS: '7',
+  }));
 
   const list = (user: TestUser, query: Record<string, string | number> = {}) =>
     ctx.http.get('/users/me/deliveries').query(query).set('Authorization', user.auth);

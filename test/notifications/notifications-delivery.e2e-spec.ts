@@ -9,41 +9,23 @@ import {
   IDLE_JOBS,
   inbox,
   setPref,
+  useAppWithChannelFakes,
   waitFor,
 } from '../utils/notifications';
 import { putSubmission, seedSubmissions } from '../utils/submissions';
 import { createDraft, createTask } from '../utils/tasks';
 import { createTestApp, TestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
-import { ChannelFakes, startChannelFakes } from '../fakes/channels';
-import { SmtpCapture } from '../fakes/smtp-server';
-import { TelegramServer } from '../fakes/telegram-server';
-import { WebhookReceiver } from '../fakes/webhook-receiver';
 
 const BOT_TOKEN = '123456:TEST-token';
 const MAIL_FROM = 'Classroom Tasks <noreply@classroom.test>';
 
 describe('notifications: delivery over EMAIL, WEBHOOK and MESSENGER', () => {
-  let fakes: ChannelFakes;
-  let smtp: SmtpCapture;
-  let telegram: TelegramServer;
-  let receiver: WebhookReceiver;
-  let ctx: TestApp;
-
-  beforeAll(async () => {
-    fakes = await startChannelFakes();
-    ({ smtp, telegram, receiver } = fakes);
-    ctx = await createTestApp({
-      ...FAST_NOTIFICATIONS,
-      ...fakes.env(BOT_TOKEN),
-      MAIL_FROM,
-      DELIVERY_MAX_ATTEMPTS: '3',
-    });
-  });
-  afterAll(async () => {
-    await ctx.close();
-    await fakes.close();
-  });
+  const { ctx, smtp, telegram, receiver } = useAppWithChannelFakes(() => ({
+    MAIL_FROM,
+    TELEGRAM_BOT_TOKEN: BOT_TOKEN,
+    DELIVERY_MAX_ATTEMPTS: '3',
+  }));
 
   /** A class owned by the first user, with the others as members. */
   async function classOf(owner: TestUser, ...members: TestUser[]): Promise<string> {
