@@ -1,9 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { SmtpCapture, startSmtpCapture } from '../fakes/smtp-server';
-import { startTelegramServer, TelegramServer } from '../fakes/telegram-server';
-import { startWebhookReceiver, WebhookReceiver } from '../fakes/webhook-receiver';
 import { apiError, ISO_TIMESTAMP } from '../utils/expect';
-import { FAST_NOTIFICATIONS, inbox, notificationsOfTask, setPref, waitFor } from '../utils/notifications';
+import { inbox, notificationsOfTask, setPref, useAppWithChannelFakes, waitFor } from '../utils/notifications';
 import { putSubmission, seedMembers, seedSubmissions, SubmissionJson } from '../utils/submissions';
 import {
   ClassWithRoles,
@@ -13,7 +10,6 @@ import {
   TaskJson,
   UNKNOWN_ID,
 } from '../utils/tasks';
-import { createTestApp, TestApp } from '../utils/test-app';
 import { TestUser } from '../utils/users';
 
 const BOT_TOKEN = '123456:TEST-token';
@@ -22,30 +18,14 @@ const BOT_TOKEN = '123456:TEST-token';
 const HIDDEN_GRADE = { score: null, feedback: null, reviewerId: null, reviewedAt: null, isExemplary: false };
 
 describe('submissions: grade release (CONTRACT §5.3)', () => {
-  let smtp: SmtpCapture;
-  let telegram: TelegramServer;
-  let receiver: WebhookReceiver;
-  let ctx: TestApp;
+  const { ctx, smtp, telegram, receiver } = useAppWithChannelFakes(() => ({
+    MAIL_FROM: 'Classroom Tasks <noreply@classroom.test>',
+    TELEGRAM_BOT_TOKEN: BOT_TOKEN,
+  }));
   let room: ClassWithRoles;
 
   beforeAll(async () => {
-    [smtp, telegram, receiver] = await Promise.all([
-      startSmtpCapture(),
-      startTelegramServer(),
-      startWebhookReceiver(),
-    ]);
-    ctx = await createTestApp({
-      ...FAST_NOTIFICATIONS,
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Classroom Tasks <noreply@classroom.test>',
-      TELEGRAM_API_URL: telegram.url,
-      TELEGRAM_BOT_TOKEN: BOT_TOKEN,
-    });
     room = await createClassWithRoles(ctx, { member: 'Asia/Shanghai' });
-  });
-  afterAll(async () => {
-    await ctx?.close();
-    await Promise.all([smtp.close(), telegram.close(), receiver.close()]);
   });
 
   const call = (method: 'get' | 'put' | 'post' | 'patch', path: string, user?: TestUser, body?: object) => {
