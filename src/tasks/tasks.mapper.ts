@@ -33,6 +33,8 @@ export function toSummaryResponse(row: TaskRow): TaskSummaryResponse {
     title: row.title,
     startAt: row.start_at,
     dueAt: row.due_at,
+    myDueAt: row.my_due_at,
+    hasExtension: row.has_extension,
     allowLateSubmission: row.allow_late_submission,
     blockedBy: row.blocked_by,
     createdBy: row.created_by,

@@ -12,6 +12,8 @@ export interface DeliveryEvent {
   className: string;
   startAt: Date | null;
   dueAt: Date | null;
+  /** TASK_EXTENDED: the member's new deadline; null for other types. */
+  myDueAt: Date | null;
 }
 
 /** One claimed delivery, with everything a channel needs to send it. */

@@ -42,6 +42,7 @@ describe('WebhookChannel', () => {
       className: 'Class',
       startAt: null,
       dueAt: null,
+      myDueAt: null,
     },
   });
 

@@ -7,6 +7,7 @@ import { iso } from '../../common/utils/time';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
+import { NotificationType } from '../entities/notification.entity';
 import { DeliveryJob, NotificationChannel, PermanentDeliveryError } from './notification-channel';
 import { Deadline, VettedAddress, vetWebhookHost } from './webhook-target';
 
@@ -36,6 +37,8 @@ export class WebhookChannel implements NotificationChannel {
         className: event.className,
         startAt: iso(event.startAt),
         dueAt: iso(event.dueAt),
+        // CONTRACT §5.1: TASK_EXTENDED adds the member's own deadline.
+        ...(event.type === NotificationType.TASK_EXTENDED ? { myDueAt: iso(event.myDueAt) } : {}),
       },
     });
     const timestamp = new Date();

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { memberDueAtSql } from '../../access/task-rules.sql';
 import { affected, Db, rows } from '../../database/sql';
 import { MailPayload } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
@@ -30,6 +31,7 @@ export interface ClaimedRow {
   class_name: string | null;
   start_at: Date | null;
   due_at: Date | null;
+  my_due_at: Date | null;
   secret: string | null;
   out_of_date: string | null;
 }
@@ -47,7 +49,7 @@ const OUT_OF_DATE = `CASE
       THEN 'not sent: the recipient left the class'
     WHEN n.type <> 'TASK_DUE_REMINDER' THEN NULL
     WHEN n.due_at <= now() THEN 'not sent: the due time has passed'
-    WHEN t.due_at IS DISTINCT FROM n.due_at THEN 'not sent: the due time moved'
+    WHEN ${memberDueAtSql('t', 'n.user_id')} IS DISTINCT FROM n.due_at THEN 'not sent: the due time moved'
     WHEN EXISTS (SELECT 1 FROM submissions s WHERE s.task_id = t.id AND s.user_id = n.user_id)
       THEN 'not sent: the recipient has submitted'
   END`;
@@ -85,7 +87,8 @@ const CLAIM_SQL = `
       LEFT JOIN notification_prefs p ON p.user_id = n.user_id AND p.channel = 'WEBHOOK'
      WHERE d.id = ready.id
     RETURNING d.id, d.channel, d.address, d.attempts, d.payload, d.notification_id, n.type, n.title, n.content,
-              n.created_at, n.task_id, n.task_title, n.class_id, n.class_name, n.start_at, n.due_at, p.secret,
+              n.created_at, n.task_id, n.task_title, n.class_id, n.class_name, n.start_at, n.due_at, n.my_due_at,
+              p.secret,
               stale.reason AS out_of_date
   )
   SELECT * FROM claimed`;
