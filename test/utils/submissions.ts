@@ -20,6 +20,7 @@ export interface SubmissionJson {
   reviewerId: string | null;
   reviewedAt: string | null;
   isExemplary: boolean;
+  isLate: boolean;
 }
 
 export interface SeedTaskFields {
