@@ -9,6 +9,7 @@ import {
   createDraft,
   createTask,
   FUTURE,
+  TaskJson,
   UNKNOWN_ID,
 } from '../utils/tasks';
 import { useTestApp } from '../utils/test-app';
@@ -38,13 +39,6 @@ interface ExtensionJson {
   createdBy: string | null;
   createdAt: string;
   updatedAt: string;
-}
-
-interface TaskJson {
-  id: string;
-  dueAt: string | null;
-  myDueAt: string | null;
-  hasExtension: boolean;
 }
 
 describe('due-date extensions (CONTRACT §5.1) and the late flag (§5.2)', () => {
