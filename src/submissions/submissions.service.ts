@@ -14,7 +14,6 @@ import { GradeSubmissionDto } from './dto/grade-submission.dto';
 import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
 import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submission.response';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
-
 import { toListEntryResponse, toSubmissionResponse } from './submissions.mapper';
 import { SubmissionRow, SubmissionsRepository } from './submissions.repository';
 

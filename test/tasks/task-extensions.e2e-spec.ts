@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { addMember } from '../utils/classes';
 import { apiError, ISO_TIMESTAMP } from '../utils/expect';
 import { inbox, setPref, waitFor } from '../utils/notifications';
-import { putSubmission, seedTask } from '../utils/submissions';
+import { putSubmission, seedTask, submissionWrites } from '../utils/submissions';
 import {
   ClassWithRoles,
   createClassWithRoles,
@@ -270,22 +270,7 @@ describe('due-date extensions (CONTRACT §5.1) and the late flag (§5.2)', () =>
   });
 
   describe('the late rule and isLate', () => {
-    const writes = (taskId: string, user: TestUser) => ({
-      put: () =>
-        ctx.http
-          .put(`/tasks/${taskId}/submissions/me`)
-          .set('Authorization', user.auth)
-          .send({ content: 'x' }),
-      upload: () =>
-        ctx.http
-          .post(`/tasks/${taskId}/submissions/me/attachments`)
-          .set('Authorization', user.auth)
-          .attach('file', Buffer.from('a'), 'a.txt'),
-      remove: (attachmentId: string) =>
-        ctx.http
-          .delete(`/tasks/${taskId}/submissions/me/attachments/${attachmentId}`)
-          .set('Authorization', user.auth),
-    });
+    const writes = (taskId: string, user: TestUser) => submissionWrites(ctx, taskId, user);
 
     it('the member’s own deadline and late rule decide LATE_SUBMISSION_CLOSED for content and attachments', async () => {
       const taskId = await seedTask(ctx, cls.classId, { dueAt: fromNow(-60), allowLateSubmission: false });

@@ -113,6 +113,26 @@ export async function putSubmission(
   return res.body as SubmissionJson;
 }
 
+/** The three writes of the user's own submission, unasserted: content, attachment upload, attachment delete. */
+export function submissionWrites(ctx: TestApp, taskId: string, user: TestUser) {
+  return {
+    put: () =>
+      ctx.http
+        .put(`/tasks/${taskId}/submissions/me`)
+        .set('Authorization', user.auth)
+        .send({ content: 'at the bell' }),
+    upload: () =>
+      ctx.http
+        .post(`/tasks/${taskId}/submissions/me/attachments`)
+        .set('Authorization', user.auth)
+        .attach('file', Buffer.from('x'), 'x.txt'),
+    remove: (attachmentId: string) =>
+      ctx.http
+        .delete(`/tasks/${taskId}/submissions/me/attachments/${attachmentId}`)
+        .set('Authorization', user.auth),
+  };
+}
+
 export function uploadSubmissionAttachment(
   ctx: TestApp,
   taskId: string,
