@@ -2,6 +2,7 @@ import { DeliveriesRepository } from '../../src/notifications/delivery/deliverie
 import { NotificationChannelName } from '../../src/notifications/entities/notification-pref.entity';
 import { NotificationsRepository } from '../../src/notifications/notifications.repository';
 import { NotificationProducer } from '../../src/notifications/production/notification-producer';
+import { TaskNotices } from '../../src/notifications/production/task-notices';
 import { addMember, createClass } from '../utils/classes';
 import { createSharedDatabase, IDLE_JOBS } from '../utils/notifications';
 import { statementsDuring } from '../utils/query-counter';
@@ -169,7 +170,7 @@ describe('reminders at the members’ own deadlines', () => {
     );
   });
 
-  it('a reminder at an extended deadline is sent; once that deadline moves it is left unsent', async () => {
+  it('reminders and TASK_EXTENDED of an extended deadline are sent; once that deadline moves they are left unsent', async () => {
     const {
       id,
       members: [kept, moved],
@@ -180,6 +181,8 @@ describe('reminders at the members’ own deadlines', () => {
     await first.app.get(NotificationProducer).remindDue();
     // The owner at the class-wide deadline, the two members at theirs.
     expect(await remindersOf(first, taskId)).toHaveLength(3);
+    const notices = first.app.get(TaskNotices);
+    for (const user of [kept, moved]) await notices.extended(first.db, taskId, user.id);
 
     await first.db.query(
       `UPDATE task_extensions SET due_at = due_at + interval '1 hour' WHERE task_id = $1 AND user_id = $2`,
@@ -195,12 +198,14 @@ describe('reminders at the members’ own deadlines', () => {
       const [{ user_id: userId }] = await first.db.query(`SELECT user_id FROM notifications WHERE id = $1`, [
         row.notification_id,
       ]);
-      reasons[userId] = row.out_of_date;
+      reasons[`${row.type} ${userId}`] = row.out_of_date;
     }
     expect(reasons).toEqual({
-      [owner.id]: null,
-      [kept.id]: null,
-      [moved.id]: 'not sent: the due time moved',
+      [`TASK_DUE_REMINDER ${owner.id}`]: null,
+      [`TASK_DUE_REMINDER ${kept.id}`]: null,
+      [`TASK_DUE_REMINDER ${moved.id}`]: 'not sent: the due time moved',
+      [`TASK_EXTENDED ${kept.id}`]: null,
+      [`TASK_EXTENDED ${moved.id}`]: 'not sent: the extension changed',
     });
   });
 });

@@ -47,6 +47,8 @@ const OUT_OF_DATE = `CASE
     WHEN NOT u.is_active THEN 'not sent: the recipient is deactivated'
     WHEN NOT EXISTS (SELECT 1 FROM class_members m WHERE m.class_id = t.class_id AND m.user_id = n.user_id)
       THEN 'not sent: the recipient left the class'
+    WHEN n.type = 'TASK_EXTENDED' AND ${memberDueAtSql('t', 'n.user_id')} IS DISTINCT FROM n.my_due_at
+      THEN 'not sent: the extension changed'
     WHEN n.type <> 'TASK_DUE_REMINDER' THEN NULL
     WHEN n.due_at <= now() THEN 'not sent: the due time has passed'
     WHEN ${memberDueAtSql('t', 'n.user_id')} IS DISTINCT FROM n.due_at THEN 'not sent: the due time moved'
