@@ -20,10 +20,11 @@ import { NotificationsRepository } from './notifications.repository';
 import { NotificationsService } from './notifications.service';
 import { GradeNotices } from './production/grade-notices';
 import { NotificationProducer } from './production/notification-producer';
+import { TaskNotices } from './production/task-notices';
 
 /**
  * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth and the
- * grade notices that releases of grades (submissions) produce.
+ * task notices that writes of tasks produce, and the grade notices of grade releases (submissions).
  */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
@@ -36,6 +37,7 @@ import { NotificationProducer } from './production/notification-producer';
     NotificationPrefsService,
     DeliveryLogService,
     NotificationProducer,
+    TaskNotices,
     GradeNotices,
     NotificationDispatcher,
     DeliveryOutbox,
@@ -52,6 +54,6 @@ import { NotificationProducer } from './production/notification-producer';
       useFactory: (...channels: NotificationChannel[]) => channels,
     },
   ],
-  exports: [DeliveryOutbox, GradeNotices],
+  exports: [DeliveryOutbox, TaskNotices, GradeNotices],
 })
 export class NotificationsModule {}

@@ -4,7 +4,7 @@ import type { PoolClient } from 'pg';
 import QueryStream from 'pg-query-stream';
 import { DataSource } from 'typeorm';
 import { SubmissionWriteRules } from '../access/submission-rules';
-import { roleSeesTaskSql, submissionWriteRulesSql } from '../access/task-rules.sql';
+import { roleSeesTaskSql, submissionWriteRulesSql, submittedLateSql } from '../access/task-rules.sql';
 import { roleRankSql } from '../classes/classes.repository';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { withConstraintErrors } from '../common/errors/constraint-errors';
@@ -14,8 +14,11 @@ import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { Submission } from './entities/submission.entity';
 import { GradeRelease } from './grade-release';
 
+/** A submission as the queries read it: the row with `isLate` (CONTRACT §5.2), judged when read. */
+export type SubmissionRow = Submission & { isLate: boolean };
+
 /** A submission row without its body, as the grader's list reads it. */
-export type SubmissionSummaryRow = Omit<Submission, 'content'>;
+export type SubmissionSummaryRow = Omit<SubmissionRow, 'content'>;
 
 interface RosterMember {
   memberId: string;
@@ -33,13 +36,13 @@ export type RosterRow = RosterMember & (SubmissionSummaryRow | { [K in keyof Sub
  * The answer of the one-statement PUT: the rules, the caller's class role, and the submission when the rules
  * allowed the write.
  */
-export type UpsertRow = SubmissionWriteRules & { [K in keyof Submission]: Submission[K] | null } & {
+export type UpsertRow = SubmissionWriteRules & { [K in keyof SubmissionRow]: SubmissionRow[K] | null } & {
   role: ClassRole;
   attachments: AttachmentJson[] | null;
 };
 
 /** A graded submission, with the grade-release mode of its task. */
-export type GradedRow = Submission & { gradeRelease: GradeRelease };
+export type GradedRow = SubmissionRow & { gradeRelease: GradeRelease };
 
 export type ReleasedRow = Pick<Submission, 'id' | 'releasedAt'>;
 
@@ -82,7 +85,7 @@ export interface Grade {
 const SUBMISSION_SUMMARY_COLUMNS = `s.id, s.task_id AS "taskId", s.user_id AS "userId",
   s.first_submitted_at AS "firstSubmittedAt", s.last_updated_at AS "lastUpdatedAt", s.score, s.feedback,
   s.reviewer_id AS "reviewerId", s.reviewed_at AS "reviewedAt", s.is_exemplary AS "isExemplary",
-  s.released_at AS "releasedAt"`;
+  ${submittedLateSql('s')} AS "isLate", s.released_at AS "releasedAt"`;
 
 const SUBMISSION_COLUMNS = `${SUBMISSION_SUMMARY_COLUMNS}, s.content`;
 
@@ -155,16 +158,16 @@ export class SubmissionsRepository {
     return one<UpsertRow>(this.dataSource, UPSERT_MINE, [taskId, userId, content]);
   }
 
-  findMine(db: Db, taskId: string, userId: string): Promise<Submission | null> {
-    return one<Submission>(
+  findMine(db: Db, taskId: string, userId: string): Promise<SubmissionRow | null> {
+    return one<SubmissionRow>(
       db,
       `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.task_id = $1 AND s.user_id = $2`,
       [taskId, userId],
     );
   }
 
-  findInTask(db: Db, taskId: string, submissionId: string): Promise<Submission | null> {
-    return one<Submission>(
+  findInTask(db: Db, taskId: string, submissionId: string): Promise<SubmissionRow | null> {
+    return one<SubmissionRow>(
       db,
       `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.id = $1 AND s.task_id = $2`,
       [submissionId, taskId],

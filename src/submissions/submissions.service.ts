@@ -14,11 +14,10 @@ import { GradeSubmissionDto } from './dto/grade-submission.dto';
 import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
 import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submission.response';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
-import { Submission } from './entities/submission.entity';
 import { GradeRelease, gradeVisibleToSubmitter } from './grade-release';
 import { GradeReleases } from './grade-releases.service';
 import { toListEntryResponse, toSubmissionResponse } from './submissions.mapper';
-import { SubmissionsRepository } from './submissions.repository';
+import { SubmissionRow, SubmissionsRepository } from './submissions.repository';
 
 /** The global validation pipe, for a body that is judged after the access check. */
 const BODY_PIPE = createValidationPipe();
@@ -59,7 +58,7 @@ export class SubmissionsService {
     }
     assertSubmissionWritable(row);
     return toSubmissionResponse(
-      gradeVisibleToSubmitter(row as Submission, row.role),
+      gradeVisibleToSubmitter(row as SubmissionRow, row.role),
       (row.attachments ?? []).map(storedAttachmentFromJson),
     );
   }
@@ -184,7 +183,7 @@ export class SubmissionsService {
     });
   }
 
-  private async withAttachments(submission: Submission): Promise<SubmissionResponse> {
+  private async withAttachments(submission: SubmissionRow): Promise<SubmissionResponse> {
     const attachments = await this.submissions.attachments(this.dataSource, submission.id);
     return toSubmissionResponse(submission, attachments);
   }

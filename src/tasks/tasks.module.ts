@@ -4,9 +4,13 @@ import { AccessModule } from '../access/access.module';
 import { AiModule } from '../ai/ai.module';
 import { ClassesRepositoryModule } from '../classes/classes.repository';
 import { FilesModule } from '../files/files.module';
+import { NotificationsModule } from '../notifications/notifications.module';
 import { SubmissionsModule } from '../submissions/submissions.module';
 import { ClassTasksController } from './class-tasks.controller';
 import { TaskAttachmentsService } from './task-attachments.service';
+import { TaskExtensionsController } from './task-extensions.controller';
+import { TaskExtensionsRepository } from './task-extensions.repository';
+import { TaskExtensionsService } from './task-extensions.service';
 import { TaskDraftsService } from './task-drafts.service';
 import { TaskReader } from './task-reader.service';
 import { TasksController } from './tasks.controller';
@@ -19,11 +23,20 @@ import { TasksService } from './tasks.service';
     AccessModule,
     AiModule,
     FilesModule,
+    NotificationsModule,
     ClassesRepositoryModule,
     TasksRepositoryModule,
     SubmissionsModule,
   ],
-  controllers: [ClassTasksController, TasksController],
-  providers: [TasksService, TaskReader, TaskAttachmentsService, TaskDraftsService, RunningJobs],
+  controllers: [ClassTasksController, TasksController, TaskExtensionsController],
+  providers: [
+    TasksService,
+    TaskReader,
+    TaskAttachmentsService,
+    TaskDraftsService,
+    TaskExtensionsService,
+    TaskExtensionsRepository,
+    RunningJobs,
+  ],
 })
 export class TasksModule {}

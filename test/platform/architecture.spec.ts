@@ -35,7 +35,7 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   schools: [],
   settings: [],
   submissions: ['access', 'classes', 'files', 'notifications'],
-  tasks: ['access', 'ai', 'classes', 'files', 'submissions'],
+  tasks: ['access', 'ai', 'classes', 'files', 'notifications', 'submissions'],
   users: ['classes', 'schools'],
 };
 

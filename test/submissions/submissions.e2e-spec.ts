@@ -294,6 +294,7 @@ describe('submissions', () => {
         reviewerId: null,
         reviewedAt: null,
         isExemplary: false,
+        isLate: false,
         releasedAt: null,
       });
       expect((await getMine(taskId, member).expect(200)).body).toEqual(created.body);
@@ -937,6 +938,7 @@ describe('submissions', () => {
           'reviewerId',
           'reviewedAt',
           'isExemplary',
+          'isLate',
           'releasedAt',
         ].sort(),
       );

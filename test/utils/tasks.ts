@@ -37,6 +37,8 @@ export interface TaskJson {
   title: string;
   startAt: string | null;
   dueAt: string | null;
+  myDueAt: string | null;
+  hasExtension: boolean;
   allowLateSubmission: boolean;
   gradeRelease: 'IMMEDIATE' | 'MANUAL';
   blockedBy: string[];

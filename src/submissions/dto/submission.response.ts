@@ -40,6 +40,13 @@ export class SubmissionResponse {
   isExemplary: boolean;
 
   @ApiProperty({
+    description:
+      "First submitted after the submitter's deadline (their extension's when later) as it stands now; " +
+      'false without a deadline',
+  })
+  isLate: boolean;
+
+  @ApiProperty({
     type: String,
     format: 'date-time',
     nullable: true,
