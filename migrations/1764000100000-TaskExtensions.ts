@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { setNotificationTypes } from './lib/notification-types';
 
 /**
  * Per-member due-date extensions (CONTRACT §5.1) and their TASK_EXTENDED notice.
@@ -33,7 +34,7 @@ export class TaskExtensions1764000100000 implements MigrationInterface {
       ALTER TABLE notifications ADD CONSTRAINT ck_notifications_extended_due
         CHECK (type <> 'TASK_EXTENDED' OR my_due_at IS NOT NULL);
     `);
-    await this.setNotificationTypes(queryRunner, (types) => [...types, 'TASK_EXTENDED']);
+    await setNotificationTypes(queryRunner, (types) => [...types, 'TASK_EXTENDED']);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
@@ -43,26 +44,6 @@ export class TaskExtensions1764000100000 implements MigrationInterface {
       ALTER TABLE notifications DROP COLUMN my_due_at;
       DROP TABLE task_extensions;
     `);
-    await this.setNotificationTypes(queryRunner, (types) => types.filter((type) => type !== 'TASK_EXTENDED'));
-  }
-
-  /**
-   * Rewrites the list of `notifications.type` from the one in force, so migrations of other features that add
-   * their own type (in either order) keep theirs.
-   */
-  private async setNotificationTypes(
-    queryRunner: QueryRunner,
-    change: (types: string[]) => string[],
-  ): Promise<void> {
-    const [{ definition }] = (await queryRunner.query(
-      `SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint
-        WHERE conrelid = 'notifications'::regclass AND conname = 'notifications_type_check'`,
-    )) as { definition: string }[];
-    const current = [...definition.matchAll(/'([A-Z_]+)'/g)].map((match) => match[1]);
-    const types = [...new Set(change(current))].map((type) => `'${type}'`).join(', ');
-    await queryRunner.query(`
-      ALTER TABLE notifications DROP CONSTRAINT notifications_type_check;
-      ALTER TABLE notifications ADD CONSTRAINT notifications_type_check CHECK (type IN (${types}));
-    `);
+    await setNotificationTypes(queryRunner, (types) => types.filter((type) => type !== 'TASK_EXTENDED'));
   }
 }

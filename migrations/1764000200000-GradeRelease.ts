@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { setNotificationTypes } from './lib/notification-types';
 
 /**
  * Grade release (CONTRACT §5.3): a task's `grade_release` mode, a submission's `released_at`, and the
@@ -19,7 +20,7 @@ export class GradeRelease1764000200000 implements MigrationInterface {
       CREATE UNIQUE INDEX uq_notifications_grade_released ON notifications (task_id, user_id)
         WHERE type = 'GRADE_RELEASED';
     `);
-    await this.setNotificationTypes(queryRunner, (types) => [...types, 'GRADE_RELEASED']);
+    await setNotificationTypes(queryRunner, (types) => [...types, 'GRADE_RELEASED']);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
@@ -29,28 +30,6 @@ export class GradeRelease1764000200000 implements MigrationInterface {
       ALTER TABLE submissions DROP COLUMN released_at;
       ALTER TABLE tasks DROP COLUMN grade_release;
     `);
-    await this.setNotificationTypes(queryRunner, (types) =>
-      types.filter((type) => type !== 'GRADE_RELEASED'),
-    );
-  }
-
-  /**
-   * Rewrites the list of `notifications.type` from the one in force, so migrations of other features that add
-   * their own type (in either order) keep theirs.
-   */
-  private async setNotificationTypes(
-    queryRunner: QueryRunner,
-    change: (types: string[]) => string[],
-  ): Promise<void> {
-    const [{ definition }] = (await queryRunner.query(
-      `SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint
-        WHERE conrelid = 'notifications'::regclass AND conname = 'notifications_type_check'`,
-    )) as { definition: string }[];
-    const current = [...definition.matchAll(/'([A-Z_]+)'/g)].map((match) => match[1]);
-    const types = [...new Set(change(current))].map((type) => `'${type}'`).join(', ');
-    await queryRunner.query(`
-      ALTER TABLE notifications DROP CONSTRAINT notifications_type_check;
-      ALTER TABLE notifications ADD CONSTRAINT notifications_type_check CHECK (type IN (${types}));
-    `);
+    await setNotificationTypes(queryRunner, (types) => types.filter((type) => type !== 'GRADE_RELEASED'));
   }
 }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
@@ -15,11 +15,15 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
-/** Template name changes whenever a migration changes, so a stale template is never reused. */
+/**
+ * Template name changes whenever a migration or a helper of them (`migrations/lib/`) changes, so a stale
+ * template is never reused.
+ */
 export function templateName(): string {
   const hash = createHash('sha256');
-  for (const file of readdirSync(MIGRATIONS_DIR).sort()) {
-    hash.update(file).update(readFileSync(join(MIGRATIONS_DIR, file)));
+  for (const file of readdirSync(MIGRATIONS_DIR, { recursive: true, encoding: 'utf8' }).sort()) {
+    const path = join(MIGRATIONS_DIR, file);
+    if (statSync(path).isFile()) hash.update(file).update(readFileSync(path));
   }
   return `cts_template_${hash.digest('hex').slice(0, 16)}`;
 }
