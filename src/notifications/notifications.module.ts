@@ -18,7 +18,10 @@ import { NotificationsRepository } from './notifications.repository';
 import { NotificationsService } from './notifications.service';
 import { NotificationProducer } from './production/notification-producer';
 
-/** Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth. */
+/**
+ * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth, and
+ * the producer for events other modules write (a comment's notifications commit with the comment).
+ */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
   imports: [MailModule, DatabaseOutageModule],
@@ -44,6 +47,6 @@ import { NotificationProducer } from './production/notification-producer';
       useFactory: (...channels: NotificationChannel[]) => channels,
     },
   ],
-  exports: [DeliveryOutbox],
+  exports: [DeliveryOutbox, NotificationProducer],
 })
 export class NotificationsModule {}

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import {
@@ -29,6 +30,14 @@ export class NotificationProducer {
   remindDue(): Promise<number> {
     const hours = this.config.notifications.reminderHoursBeforeDue;
     return this.drain('TASK_DUE_REMINDER', () => this.notifications.remindBatch(hours));
+  }
+
+  /**
+   * TASK_COMMENT for a comment just written in the transaction of `manager` (see COMMENT_SQL for whom); they
+   * commit with the comment, and the delivery loop routes them like every other notification.
+   */
+  commentPosted(manager: EntityManager, commentId: string): Promise<number> {
+    return this.notifications.commentPosted(manager, commentId);
   }
 
   private async drain(type: string, nextBatch: () => Promise<ProductionBatch>): Promise<number> {
