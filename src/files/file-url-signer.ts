@@ -29,7 +29,8 @@ export class FileUrlSigner {
   }
 
   sign(fileKey: string, now = Date.now()): SignedFileUrl {
-    const expires = Math.floor(now / 1000) + this.config.signedFileUrls.ttlSeconds;
+    // Rounded up: a URL is never valid for less than the configured lifetime.
+    const expires = Math.ceil(now / 1000) + this.config.signedFileUrls.ttlSeconds;
     const query = new URLSearchParams({ expires: String(expires), signature: this.mac(fileKey, expires) });
     return {
       url: `${this.config.publicUrl}/files/${encodeURIComponent(fileKey)}/content?${query}`,
