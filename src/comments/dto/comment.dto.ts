@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, IsUUID, Length, Matches, Max, Min } from 'class-validator';
+import { IsOptional, IsString, IsUUID, Length, Matches } from 'class-validator';
+import { PageLimit } from '../../common/validation/page-limit';
 import { Trim } from '../../common/validation/validators';
 
 export const COMMENT_MAX_LENGTH = 10_000;
@@ -31,13 +31,7 @@ export class CreateCommentDto {
 
 /** Query of GET /tasks/:taskId/comments. */
 export class ListCommentsQuery {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: PAGE_SIZE_MAX, default: PAGE_SIZE_DEFAULT })
-  @IsOptional()
-  @Type(() => Number)
-  @Min(1)
-  @Max(PAGE_SIZE_MAX)
-  // Listed last, checked first (the pipe stops at the first error): `ten` is not "greater than 100".
-  @IsInt()
+  @PageLimit(PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX)
   limit: number = PAGE_SIZE_DEFAULT;
 
   @ApiPropertyOptional({ description: 'nextCursor of the previous page (opaque)' })
