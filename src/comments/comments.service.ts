@@ -10,7 +10,8 @@ import { toComment } from './comments.mapper';
 import { CommentPosition, CommentRow, CommentsRepository } from './comments.repository';
 import { CommentPageResponse, CommentResponse, CreateCommentDto, ListCommentsQuery } from './dto/comment.dto';
 
-const POSITION = /^\d{1,19}$/;
+/** Microseconds since the epoch; 18 digits stay within bigint and PostgreSQL's timestamp range. */
+const POSITION = /^\d{1,18}$/;
 
 /** The cursor names a place in the list, not a comment, so deleting the last comment of a page breaks nothing. */
 const encodeCursor = (row: CommentRow): string =>

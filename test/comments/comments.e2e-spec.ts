@@ -280,6 +280,10 @@ describe('task comments', () => {
       ['a non-numeric limit', { limit: 'ten' }],
       ['a cursor that is not one', { cursor: 'bm90LWEtY3Vyc29y' }],
       ['a cursor with characters outside base64url', { cursor: 'a+b/c' }],
+      [
+        'a cursor past any timestamp',
+        { cursor: Buffer.from(`9999999999999999999.${UNKNOWN_ID}`).toString('base64url') },
+      ],
     ])('answers 400 for %s', async (_case, query) => {
       const res = await list(taskId, room.member, query);
       expect([res.status, res.body]).toEqual([400, error('VALIDATION_ERROR')]);
@@ -327,9 +331,12 @@ describe('task comments', () => {
         );
       }
 
-      const hook = await waitFor('the webhook', async () =>
-        receiver.received.find((hit) => hit.path === path && hit.status < 300),
+      const hook = await waitFor('the TASK_COMMENT webhook', async () =>
+        receiver.received.find(
+          (hit) => hit.path === path && (hit.body as { type: string }).type === 'TASK_COMMENT',
+        ),
       );
+      expect(hook.status).toBeLessThan(300);
       expect(hook.verified).toBe(true);
       expect(hook.body).toMatchObject({
         type: 'TASK_COMMENT',
