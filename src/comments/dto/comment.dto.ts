@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, IsUUID, Length, Matches } from 'class-validator';
-import { PageLimit } from '../../common/validation/page-limit';
+import { PageSize } from '../../common/validation/page-size';
 import { Trim } from '../../common/validation/validators';
 
 export const COMMENT_MAX_LENGTH = 10_000;
@@ -31,7 +31,7 @@ export class CreateCommentDto {
 
 /** Query of GET /tasks/:taskId/comments. */
 export class ListCommentsQuery {
-  @PageLimit(PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX)
+  @PageSize(PAGE_SIZE_MAX, PAGE_SIZE_DEFAULT)
   limit: number = PAGE_SIZE_DEFAULT;
 
   @ApiPropertyOptional({ description: 'nextCursor of the previous page (opaque)' })

@@ -1,14 +1,14 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsOptional, IsUUID } from 'class-validator';
-import { PageLimit } from '../../common/validation/page-limit';
+import { PageSize } from '../../common/validation/page-size';
 
 const PAGE_SIZE_DEFAULT = 20;
 const PAGE_SIZE_MAX = 50;
 
 /** Query of GET /users/me/notifications. */
 export class ListNotificationsQuery {
-  @PageLimit(PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX)
+  @PageSize(PAGE_SIZE_MAX, PAGE_SIZE_DEFAULT)
   limit: number = PAGE_SIZE_DEFAULT;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'id of the last notification of the previous page' })
