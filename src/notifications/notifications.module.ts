@@ -19,10 +19,11 @@ import { NotificationPrefsController, NotificationsController } from './notifica
 import { NotificationsRepository } from './notifications.repository';
 import { NotificationsService } from './notifications.service';
 import { NotificationProducer } from './production/notification-producer';
+import { TaskNotices } from './production/task-notices';
 
 /**
- * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth, and
- * the producer for events other modules write (a comment's notifications commit with the comment).
+ * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth and the
+ * task notices that writes of other modules produce (task extensions, comments).
  */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
@@ -35,6 +36,7 @@ import { NotificationProducer } from './production/notification-producer';
     NotificationPrefsService,
     DeliveryLogService,
     NotificationProducer,
+    TaskNotices,
     NotificationDispatcher,
     DeliveryOutbox,
     DeliveryWorker,
@@ -50,6 +52,6 @@ import { NotificationProducer } from './production/notification-producer';
       useFactory: (...channels: NotificationChannel[]) => channels,
     },
   ],
-  exports: [DeliveryOutbox, NotificationProducer],
+  exports: [DeliveryOutbox, TaskNotices],
 })
 export class NotificationsModule {}

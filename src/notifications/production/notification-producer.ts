@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import {
+  EXTENDED_REMINDERS_PER_BATCH,
   NotificationsRepository,
   ProductionBatch,
   PublicationScope,
@@ -10,6 +10,9 @@ import {
 } from '../notifications.repository';
 
 export type { PublicationScope };
+
+/** Task batches claim at most TASKS_PER_BATCH tasks: a full one may have left more. */
+const fullOfTasks = (batch: ProductionBatch): boolean => batch.tasks >= TASKS_PER_BATCH;
 
 /** Finds due events in the database and produces their notifications (PENDING until dispatched). */
 @Injectable()
@@ -23,31 +26,38 @@ export class NotificationProducer {
 
   /** TASK_PUBLISHED for every task (of `scope`) that has become visible and was not announced yet. */
   publishDue(scope: PublicationScope): Promise<number> {
-    return this.drain('TASK_PUBLISHED', () => this.notifications.publishBatch(scope));
+    return this.drain('TASK_PUBLISHED', () => this.notifications.publishBatch(scope), fullOfTasks);
   }
 
-  /** TASK_DUE_REMINDER for every task whose reminder moment has come. */
-  remindDue(): Promise<number> {
+  /** TASK_DUE_REMINDER for every task, and every extended deadline, whose reminder moment has come. */
+  async remindDue(): Promise<number> {
     const hours = this.config.notifications.reminderHoursBeforeDue;
-    return this.drain('TASK_DUE_REMINDER', () => this.notifications.remindBatch(hours));
+    const classWide = await this.drain(
+      'TASK_DUE_REMINDER',
+      () => this.notifications.remindBatch(hours),
+      fullOfTasks,
+    );
+    const extended = await this.drain(
+      'TASK_DUE_REMINDER (extended deadlines)',
+      () => this.notifications.remindExtendedBatch(hours),
+      (batch) => batch.notifications >= EXTENDED_REMINDERS_PER_BATCH,
+    );
+    return classWide + extended;
   }
 
-  /**
-   * TASK_COMMENT for a comment just written in the transaction of `manager` (see COMMENT_SQL for whom); they
-   * commit with the comment, and the delivery loop routes them like every other notification.
-   */
-  commentPosted(manager: EntityManager, commentId: string): Promise<number> {
-    return this.notifications.commentPosted(manager, commentId);
-  }
-
-  private async drain(type: string, nextBatch: () => Promise<ProductionBatch>): Promise<number> {
+  /** Runs batches while `full` says the last one may have left more. */
+  private async drain(
+    type: string,
+    nextBatch: () => Promise<ProductionBatch>,
+    full: (batch: ProductionBatch) => boolean,
+  ): Promise<number> {
     let produced = 0;
     for (;;) {
       const batch = await nextBatch();
       produced += batch.notifications;
       if (batch.tasks > 0)
         this.logger.log(`${type}: ${batch.notifications} notifications for ${batch.tasks} tasks`);
-      if (batch.tasks < TASKS_PER_BATCH) return produced;
+      if (!full(batch)) return produced;
     }
   }
 }
