@@ -18,13 +18,12 @@ import { NotificationPrefsService } from './notification-prefs.service';
 import { NotificationPrefsController, NotificationsController } from './notifications.controller';
 import { NotificationsRepository } from './notifications.repository';
 import { NotificationsService } from './notifications.service';
-import { GradeNotices } from './production/grade-notices';
 import { NotificationProducer } from './production/notification-producer';
 import { TaskNotices } from './production/task-notices';
 
 /**
  * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth and the
- * task notices that writes of tasks produce, and the grade notices of grade releases (submissions).
+ * task notices that writes of other modules produce (task extensions, comments, grade releases).
  */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
@@ -38,7 +37,6 @@ import { TaskNotices } from './production/task-notices';
     DeliveryLogService,
     NotificationProducer,
     TaskNotices,
-    GradeNotices,
     NotificationDispatcher,
     DeliveryOutbox,
     DeliveryWorker,
@@ -54,6 +52,6 @@ import { TaskNotices } from './production/task-notices';
       useFactory: (...channels: NotificationChannel[]) => channels,
     },
   ],
-  exports: [DeliveryOutbox, TaskNotices, GradeNotices],
+  exports: [DeliveryOutbox, TaskNotices],
 })
 export class NotificationsModule {}

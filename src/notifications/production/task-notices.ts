@@ -14,4 +14,17 @@ export class TaskNotices {
   extended(db: Db, taskId: string, userId: string): Promise<void> {
     return this.notifications.produceExtended(db, taskId, userId);
   }
+
+  /**
+   * TASK_COMMENT for the comment just written: to the class's OWNER and ADMINs and the author of the comment
+   * it answers, never its own author (see COMMENT_SQL); answers how many.
+   */
+  commentPosted(db: Db, commentId: string): Promise<number> {
+    return this.notifications.commentPosted(db, commentId);
+  }
+
+  /** GRADE_RELEASED to the submitter of each of `submissionIds` just released; one already announced is skipped. */
+  async gradesReleased(db: Db, submissionIds: string[]): Promise<void> {
+    if (submissionIds.length > 0) await this.notifications.produceGradeReleased(db, submissionIds);
+  }
 }
