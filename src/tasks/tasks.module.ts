@@ -16,5 +16,6 @@ import { TasksService } from './tasks.service';
   imports: [AccessModule, AiModule, FilesModule, ClassesRepositoryModule, TasksRepositoryModule],
   controllers: [ClassTasksController, TasksController],
   providers: [TasksService, TaskReader, TaskAttachmentsService, TaskDraftsService, RunningJobs],
+  exports: [TaskAttachmentsService],
 })
 export class TasksModule {}
