@@ -13,7 +13,11 @@ const ITEM_OF_SCOPE: Record<
   TaskItemScope,
   {
     param: string;
-    resolve: (access: AccessService, id: string, userId: string) => Promise<SubmissionAccess | AttachmentAccess>;
+    resolve: (
+      access: AccessService,
+      id: string,
+      userId: string,
+    ) => Promise<SubmissionAccess | AttachmentAccess>;
   }
 > = {
   submission: {
