@@ -3,7 +3,7 @@ import { ClassRole } from '../../src/classes/entities/class-member.entity';
 import { addMember } from '../utils/classes';
 import { apiError as error } from '../utils/expect';
 import { AttachmentJson, storedFileKeys } from '../utils/files';
-import { seedTask, setDue, uploadSubmissionAttachment } from '../utils/submissions';
+import { putSubmission, seedTask, setDue, uploadSubmissionAttachment } from '../utils/submissions';
 import { ClassWithRoles, createClassWithRoles, taskApi, uploadTaskAttachment } from '../utils/tasks';
 import { useTestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
@@ -102,7 +102,7 @@ describe('DELETE /files/attachments/:attachmentId', () => {
       await ctx.db.query(`UPDATE tasks SET blocked_by = $2 WHERE id = $1`, [taskId, [blocker]]);
       const res = await remove(attachment.id, cls.member);
       expect([res.status, res.body]).toEqual([403, error('TASK_LOCKED')]);
-      await call('put', `/tasks/${blocker}/submissions/me`, cls.member, { content: 'done' }).expect(200);
+      await putSubmission(ctx, blocker, cls.member, 'done');
       await remove(attachment.id, cls.member).expect(204);
     });
 
