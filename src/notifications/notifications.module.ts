@@ -6,6 +6,8 @@ import { EmailChannel } from './channels/email.channel';
 import { MessengerChannel } from './channels/messenger.channel';
 import { NOTIFICATION_CHANNELS, NotificationChannel } from './channels/notification-channel';
 import { WebhookChannel } from './channels/webhook.channel';
+import { DeliveriesController } from './deliveries.controller';
+import { DeliveryLogService } from './delivery-log.service';
 import { DeliveriesRepository } from './delivery/deliveries.repository';
 import { DeliveryOutbox } from './delivery/delivery-outbox';
 import { DeliveryRetention } from './delivery/delivery-retention';
@@ -22,12 +24,13 @@ import { NotificationProducer } from './production/notification-producer';
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
   imports: [MailModule, DatabaseOutageModule],
-  controllers: [NotificationsController, NotificationPrefsController],
+  controllers: [NotificationsController, NotificationPrefsController, DeliveriesController],
   providers: [
     NotificationsRepository,
     DeliveriesRepository,
     NotificationsService,
     NotificationPrefsService,
+    DeliveryLogService,
     NotificationProducer,
     NotificationDispatcher,
     DeliveryOutbox,

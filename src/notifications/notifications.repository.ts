@@ -192,17 +192,17 @@ export const DISPATCH_BATCH_SIZE = 5000;
  */
 const DISPATCH_SQL = `
   WITH batch AS (
-    SELECT id, user_id FROM notifications
+    SELECT id, user_id, type FROM notifications
      WHERE status = 'PENDING'
      ORDER BY created_at
      LIMIT ${DISPATCH_BATCH_SIZE}
      FOR UPDATE SKIP LOCKED
   ), routed AS (
-    INSERT INTO notification_deliveries (notification_id, channel, address)
-    SELECT b.id, p.channel, p.address
+    INSERT INTO notification_deliveries (notification_id, user_id, type, channel, address)
+    SELECT b.id, b.user_id, b.type, p.channel, p.address
       FROM batch b JOIN notification_prefs p ON p.user_id = b.user_id AND p.is_enabled
     UNION ALL
-    SELECT b.id, 'EMAIL', u.email
+    SELECT b.id, b.user_id, b.type, 'EMAIL', u.email
       FROM batch b JOIN users u ON u.id = b.user_id
      WHERE NOT EXISTS (SELECT 1 FROM notification_prefs p WHERE p.user_id = b.user_id AND p.channel = 'EMAIL')
     ON CONFLICT DO NOTHING

@@ -25,6 +25,7 @@ describe('WebhookChannel', () => {
 
   const job = (address: string): DeliveryJob => ({
     id: 'msg_1',
+    webhookId: 'msg_1',
     channel: NotificationChannelName.WEBHOOK,
     address,
     attempt: 1,
