@@ -112,6 +112,19 @@ describe('notification preferences: the EMAIL preference before one is saved, an
     ]);
   });
 
+  it('sends a test event through the unsaved EMAIL preference to the account address', async () => {
+    const user = await createUser(ctx);
+    const res = await ctx.http
+      .post('/users/me/notification-prefs/EMAIL/test')
+      .set('Authorization', user.auth);
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ channel: 'EMAIL', address: user.email, type: 'TEST' });
+    const missing = await ctx.http
+      .post('/users/me/notification-prefs/WEBHOOK/test')
+      .set('Authorization', user.auth);
+    expect([missing.status, missing.body]).toEqual([404, error('NOT_FOUND')]);
+  });
+
   describe('DELETE /users/me/notification-prefs/:prefId', () => {
     it('deletes a WEBHOOK or MESSENGER preference (204); it is gone from the list and from delivery', async () => {
       const user = await createUser(ctx);
