@@ -57,7 +57,7 @@ const SUBMISSION_ACCESS = taskAccessOf(
   `SELECT s.task_id, s.user_id AS submitter_id FROM submissions s WHERE s.id = $1`,
 );
 
-// An attachment id names a row of either table (both are uuid keys, so never both).
+// An attachment id names a row of either table (random uuid keys: at most one of them matches).
 const ATTACHMENT_ACCESS = taskAccessOf(
   `SELECT ta.task_id, NULL::uuid AS submitter_id FROM task_attachments ta WHERE ta.id = $1
    UNION ALL
