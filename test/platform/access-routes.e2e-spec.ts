@@ -195,6 +195,23 @@ describe('one access path', () => {
       expect(await accessStatements(list)).toBe(1);
     });
 
+    it('asks once on the routes keyed by a submission or an attachment alone', async () => {
+      const attachmentId = (await uploadSubmissionAttachment(ctx, taskId, cls.member)).id;
+      const [{ id: submissionId }] = await ctx.db.query(
+        `SELECT id FROM submissions WHERE task_id = $1 AND user_id = $2`,
+        [taskId, cls.member.id],
+      );
+      const read = (): Promise<unknown> =>
+        ctx.http.get(`/submissions/${submissionId}`).set('Authorization', cls.member.auth).expect(200);
+      expect(await accessStatements(read)).toBe(1);
+      const remove = (): Promise<unknown> =>
+        ctx.http
+          .delete(`/files/attachments/${attachmentId}`)
+          .set('Authorization', cls.member.auth)
+          .expect(204);
+      expect(await accessStatements(remove)).toBe(1);
+    });
+
     it('keeps GET /tasks/:taskId at one statement (access folded into it)', async () => {
       const get = (): Promise<unknown> =>
         ctx.http.get(`/tasks/${taskId}`).set('Authorization', cls.member.auth).expect(200);
