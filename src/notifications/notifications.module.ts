@@ -19,8 +19,12 @@ import { NotificationPrefsController, NotificationsController } from './notifica
 import { NotificationsRepository } from './notifications.repository';
 import { NotificationsService } from './notifications.service';
 import { NotificationProducer } from './production/notification-producer';
+import { TaskNotices } from './production/task-notices';
 
-/** Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth. */
+/**
+ * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth and the
+ * task notices that writes of tasks produce.
+ */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
   imports: [MailModule, DatabaseOutageModule],
@@ -32,6 +36,7 @@ import { NotificationProducer } from './production/notification-producer';
     NotificationPrefsService,
     DeliveryLogService,
     NotificationProducer,
+    TaskNotices,
     NotificationDispatcher,
     DeliveryOutbox,
     DeliveryWorker,
@@ -47,6 +52,6 @@ import { NotificationProducer } from './production/notification-producer';
       useFactory: (...channels: NotificationChannel[]) => channels,
     },
   ],
-  exports: [DeliveryOutbox],
+  exports: [DeliveryOutbox, TaskNotices],
 })
 export class NotificationsModule {}

@@ -13,6 +13,8 @@ export interface TaskEvent {
   className: string;
   startAt: Date | null;
   dueAt: Date | null;
+  /** TASK_EXTENDED: the member's new deadline; null for other types. */
+  myDueAt: Date | null;
 }
 
 /** A TEST event (`POST /users/me/notification-prefs/:channel/test`): a WEBHOOK body with empty `data`. */

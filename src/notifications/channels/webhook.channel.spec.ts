@@ -43,6 +43,7 @@ describe('WebhookChannel', () => {
       className: 'Class',
       startAt: null,
       dueAt: null,
+      myDueAt: null,
     },
   });
 

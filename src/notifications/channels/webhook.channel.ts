@@ -8,6 +8,7 @@ import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { TEST_EVENT } from '../entities/notification-delivery.entity';
+import { NotificationType } from '../entities/notification.entity';
 import {
   DeliveryEvent,
   DeliveryJob,
@@ -66,6 +67,8 @@ function eventData(event: DeliveryEvent): object {
     className: event.className,
     startAt: iso(event.startAt),
     dueAt: iso(event.dueAt),
+    // CONTRACT §5.1: TASK_EXTENDED adds the member's own deadline.
+    ...(event.type === NotificationType.TASK_EXTENDED ? { myDueAt: iso(event.myDueAt) } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { memberDueAtSql } from '../../access/task-rules.sql';
 import { isoSql } from '../../common/utils/time';
 import { affected, Db, one, rows } from '../../database/sql';
 import {
@@ -36,6 +37,7 @@ export interface ClaimedRow {
   class_name: string | null;
   start_at: Date | null;
   due_at: Date | null;
+  my_due_at: Date | null;
   secret: string | null;
   out_of_date: string | null;
 }
@@ -51,9 +53,11 @@ const OUT_OF_DATE = `CASE
     WHEN NOT u.is_active THEN 'not sent: the recipient is deactivated'
     WHEN NOT EXISTS (SELECT 1 FROM class_members m WHERE m.class_id = t.class_id AND m.user_id = n.user_id)
       THEN 'not sent: the recipient left the class'
+    WHEN n.type = 'TASK_EXTENDED' AND ${memberDueAtSql('t', 'n.user_id')} IS DISTINCT FROM n.my_due_at
+      THEN 'not sent: the extension changed'
     WHEN n.type <> 'TASK_DUE_REMINDER' THEN NULL
     WHEN n.due_at <= now() THEN 'not sent: the due time has passed'
-    WHEN t.due_at IS DISTINCT FROM n.due_at THEN 'not sent: the due time moved'
+    WHEN ${memberDueAtSql('t', 'n.user_id')} IS DISTINCT FROM n.due_at THEN 'not sent: the due time moved'
     WHEN EXISTS (SELECT 1 FROM submissions s WHERE s.task_id = t.id AND s.user_id = n.user_id)
       THEN 'not sent: the recipient has submitted'
   END`;
@@ -95,7 +99,7 @@ const CLAIM_SQL = `
     RETURNING d.id, coalesce(d.original_id, d.id) AS webhook_id, d.channel, d.address, d.attempts, d.payload,
               d.notification_id, d.type, n.title, n.content,
               coalesce(n.created_at, original.created_at, d.created_at) AS created_at, n.task_id, n.task_title,
-              n.class_id, n.class_name, n.start_at, n.due_at, p.secret, stale.reason AS out_of_date
+              n.class_id, n.class_name, n.start_at, n.due_at, n.my_due_at, p.secret, stale.reason AS out_of_date
   )
   SELECT * FROM claimed`;
 

@@ -108,6 +108,7 @@ function toJob(row: ClaimedRow): DeliveryJob {
       className: row.class_name!,
       startAt: row.start_at,
       dueAt: row.due_at,
+      myDueAt: row.my_due_at,
     },
   };
 }
