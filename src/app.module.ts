@@ -8,6 +8,7 @@ import { AttachmentsModule } from './attachments/attachments.module';
 import { AuthModule } from './auth/auth.module';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
 import { ClassesModule } from './classes/classes.module';
+import { CommentsModule } from './comments/comments.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { DatabaseOutageModule } from './common/errors/database-outage';
 import { AppConfig } from './config/config';
@@ -50,6 +51,7 @@ export class AppModule {
         SubmissionsModule,
         AttachmentsModule,
         NotificationsModule,
+        CommentsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -28,6 +28,11 @@ describe('httpConfig', () => {
     );
   });
 
+  it('defaults PUBLIC_URL to the local address of PORT', () => {
+    expect(httpConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
+    expect(httpConfig({ PUBLIC_URL: 'https://api.example/' }).publicUrl).toBe('https://api.example');
+  });
+
   itRejects(httpConfig, [
     ['PORT', { PORT: 'abc' }],
     ['PORT', { PORT: '70000' }],
@@ -35,6 +40,7 @@ describe('httpConfig', () => {
     ['EMAIL_CHANGE_LINK_PATH', { EMAIL_CHANGE_LINK_PATH: 'settings/verify-email' }],
     ['EMAIL_CHANGE_LINK_PATH', { EMAIL_CHANGE_LINK_PATH: '/verify?token=' }],
     ['EMAIL_CHANGE_LINK_PATH', { EMAIL_CHANGE_LINK_PATH: '/settings/' }],
+    ['PUBLIC_URL', { PUBLIC_URL: 'api.example' }],
     // Origins a browser never sends, so they would silently allow nothing.
     ['CORS_ORIGINS', { CORS_ORIGINS: 'https://app.example/' }],
     ['CORS_ORIGINS', { CORS_ORIGINS: 'app.example' }],

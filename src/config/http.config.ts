@@ -7,6 +7,7 @@ import { ConfigError, Env, int, MAX_TIMER_MS, str, url } from './env';
  * - `APP_URL` (`http://localhost:3000`): base of the web client, for links in e-mails.
  * - `EMAIL_CHANGE_LINK_PATH` (`/settings/verify-email`): the web client's page that confirms a new e-mail
  *   address; the link of the e-mail change mail is `APP_URL` + this path + `?token=…`.
+ * - `PUBLIC_URL` (`http://localhost:${PORT}`): the service's own public base, for absolute links to itself.
  * - `CORS_ORIGINS` (`*`): `*`, or comma-separated origins exactly as browsers send them.
  * - `TRUST_PROXY` (`loopback`): Express's `trust proxy`, which peers' `X-Forwarded-For` names the client IP.
  * - `HTTP_HEADERS_TIMEOUT_MS` (`20000`), `HTTP_REQUEST_TIMEOUT_MS` (`300000`), `HTTP_KEEP_ALIVE_TIMEOUT_MS`
@@ -17,6 +18,8 @@ export interface HttpConfig {
   appUrl: string;
   /** Path under `appUrl` of the client page that confirms a new e-mail address (`/…`, no query). */
   emailChangeLinkPath: string;
+  /** The service's own public base (no trailing slash), for links that lead back to this API. */
+  publicUrl: string;
   corsOrigins: string[] | true;
   /** Express's `trust proxy`: which peers' `X-Forwarded-For` names the client IP (per-IP limits). */
   trustProxy: boolean | number | string[];
@@ -29,10 +32,12 @@ export interface HttpConfig {
 }
 
 export function httpConfig(env: Env): HttpConfig {
+  const port = int(env, 'PORT', 3000, 0, 65535);
   return {
-    port: int(env, 'PORT', 3000, 0, 65535),
+    port,
     appUrl: url(env, 'APP_URL', 'http://localhost:3000', ['http:', 'https:']),
     emailChangeLinkPath: linkPath(env, 'EMAIL_CHANGE_LINK_PATH', '/settings/verify-email'),
+    publicUrl: url(env, 'PUBLIC_URL', `http://localhost:${port}`, ['http:', 'https:']),
     corsOrigins: corsOrigins(env),
     trustProxy: trustProxy(env),
     http: httpTimeouts(env),
