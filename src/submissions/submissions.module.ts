@@ -5,15 +5,18 @@ import { NotificationsModule } from '../notifications/notifications.module';
 import { GradeReleases } from './grade-releases.service';
 import { GradesController } from './grades.controller';
 import { SubmissionsExportService } from './submissions-export.service';
-import { SubmissionsController } from './submissions.controller';
+import { SubmissionByIdController, SubmissionsController } from './submissions.controller';
 import { SubmissionsRepository } from './submissions.repository';
 import { SubmissionsService } from './submissions.service';
 
-/** Exports the grade releases for the tasks module (a task switched to IMMEDIATE releases its grades). */
+/**
+ * Exports the submissions service (attachments) and the grade releases (tasks: a task switched to IMMEDIATE
+ * releases its grades).
+ */
 @Module({
   imports: [AccessModule, FilesModule, NotificationsModule],
-  controllers: [SubmissionsController, GradesController],
+  controllers: [SubmissionsController, SubmissionByIdController, GradesController],
   providers: [SubmissionsService, SubmissionsExportService, SubmissionsRepository, GradeReleases],
-  exports: [GradeReleases],
+  exports: [SubmissionsService, GradeReleases],
 })
 export class SubmissionsModule {}

@@ -311,6 +311,19 @@ export class SubmissionsRepository {
     );
   }
 
+  /** Sets only the exemplary flag (grader and review time stay); null when the task has no such submission. */
+  setExemplary(taskId: string, submissionId: string, isExemplary: boolean): Promise<SubmissionRow | null> {
+    return withConstraintErrors(() =>
+      one<SubmissionRow>(
+        this.dataSource,
+        `UPDATE submissions s SET is_exemplary = $3
+          WHERE s.id = $1 AND s.task_id = $2
+          RETURNING ${SUBMISSION_COLUMNS}`,
+        [submissionId, taskId, isExemplary],
+      ),
+    );
+  }
+
   /**
    * Releases the graded, unreleased submissions of the task in `scope`; those this call released.
    * The rows are locked in id order (no deadlock between releases of overlapping sets); a row another

@@ -132,10 +132,11 @@ export class SubmissionsService {
     return rows.map((row) => toListEntryResponse(row, (row.id && bySubmission.get(row.id)) || []));
   }
 
-  async getOne({ taskId }: TaskAccess, submissionId: string): Promise<SubmissionResponse> {
+  /** OWNER and ADMIN see the grade; a MEMBER (the submitter, `GET /submissions/:id`) only once released. */
+  async getOne({ taskId, role }: TaskAccess, submissionId: string): Promise<SubmissionResponse> {
     const submission = await this.submissions.findInTask(this.dataSource, taskId, submissionId);
     if (!submission) throw AppError.notFound('Submission');
-    return this.withAttachments(submission);
+    return this.withAttachments(gradeVisibleToSubmitter(submission, role));
   }
 
   /**
@@ -163,6 +164,20 @@ export class SubmissionsService {
       return released ? { ...row, releasedAt: released.releasedAt } : row;
     });
     return this.withAttachments(graded);
+  }
+
+  /**
+   * Marks or unmarks the submission as an example; the grade, grader and review time stay. "Exemplary needs a
+   * score" is the table's check constraint, as for grading.
+   */
+  async setExemplary(
+    { taskId }: TaskAccess,
+    submissionId: string,
+    isExemplary: boolean,
+  ): Promise<SubmissionResponse> {
+    const marked = await this.submissions.setExemplary(taskId, submissionId, isExemplary);
+    if (!marked) throw AppError.notFound('Submission');
+    return this.withAttachments(marked);
   }
 
   /**

@@ -38,5 +38,6 @@ import { TasksService } from './tasks.service';
     TaskExtensionsRepository,
     RunningJobs,
   ],
+  exports: [TaskAttachmentsService],
 })
 export class TasksModule {}

@@ -138,6 +138,8 @@ describe('submissions: grade release (CONTRACT §5.3)', () => {
         isExemplary: true,
       });
       expect(await mine(taskId, room.member)).toMatchObject({ ...HIDDEN_GRADE, releasedAt: null });
+      const byId = await call('get', `/submissions/${submissionId}`, room.member).expect(200);
+      expect(byId.body).toMatchObject({ ...HIDDEN_GRADE, releasedAt: null });
       const put = await putSubmission(ctx, taskId, room.member, 'edited');
       expect(put).toMatchObject({ ...HIDDEN_GRADE, releasedAt: null, content: 'edited' });
 
@@ -145,6 +147,8 @@ describe('submissions: grade release (CONTRACT §5.3)', () => {
       for (const manager of [room.owner, room.admin]) {
         const one = await call('get', `/tasks/${taskId}/submissions/${submissionId}`, manager).expect(200);
         expect(one.body).toMatchObject({ ...graded, releasedAt: null });
+        const byIdOfManager = await call('get', `/submissions/${submissionId}`, manager).expect(200);
+        expect(byIdOfManager.body).toMatchObject({ ...graded, releasedAt: null });
         const list = await call('get', `/tasks/${taskId}/submissions`, manager).expect(200);
         const entry = list.body.find((row: { userId: string }) => row.userId === room.member.id);
         expect(entry.submission).toMatchObject({ ...graded, releasedAt: null });
@@ -156,6 +160,9 @@ describe('submissions: grade release (CONTRACT §5.3)', () => {
       expect((await release(taskId, room.owner).expect(200)).body).toEqual({ released: 1 });
       const shown = await mine(taskId, room.member);
       expect(shown).toMatchObject({ ...graded, reviewedAt: expect.stringMatching(ISO_TIMESTAMP) });
+      expect((await call('get', `/submissions/${submissionId}`, room.member).expect(200)).body).toEqual(
+        shown,
+      );
       expect(shown.releasedAt).toMatch(ISO_TIMESTAMP);
 
       // A grade changed after its release shows at once, and is not announced again.
