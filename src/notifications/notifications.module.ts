@@ -17,17 +17,27 @@ import { NotificationPrefsController, NotificationsController } from './notifica
 import { NotificationsRepository } from './notifications.repository';
 import { NotificationsService } from './notifications.service';
 import { NotificationProducer } from './production/notification-producer';
+import { InboxStreams } from './stream/inbox-streams';
+import { InboxStreamsRepository } from './stream/inbox-streams.repository';
+import { StreamTickets } from './stream/stream-tickets';
+import { PgListenerModule } from '../database/pg-listener';
 
-/** Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth. */
+/**
+ * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth and the
+ * stream tickets for its authentication guard.
+ */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
-  imports: [MailModule, DatabaseOutageModule],
+  imports: [MailModule, DatabaseOutageModule, PgListenerModule],
   controllers: [NotificationsController, NotificationPrefsController],
   providers: [
     NotificationsRepository,
     DeliveriesRepository,
     NotificationsService,
     NotificationPrefsService,
+    InboxStreamsRepository,
+    InboxStreams,
+    StreamTickets,
     NotificationProducer,
     NotificationDispatcher,
     DeliveryOutbox,
@@ -44,6 +54,7 @@ import { NotificationProducer } from './production/notification-producer';
       useFactory: (...channels: NotificationChannel[]) => channels,
     },
   ],
-  exports: [DeliveryOutbox],
+  // StreamTickets: the global authentication guard redeems stream tickets.
+  exports: [DeliveryOutbox, StreamTickets],
 })
 export class NotificationsModule {}

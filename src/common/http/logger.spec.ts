@@ -32,6 +32,13 @@ describe('logRequests', () => {
     });
   });
 
+  it('keeps live inbox stream tickets out of the log', () => {
+    const ticket = 'c3RyZWFtLXRpY2tldC1mb3ItYS11c2VyLWFuZC1tb3Jl';
+    const line = loggedLine(`/users/me/notifications/stream?ticket=${ticket}`);
+    expect(line.req).toMatchObject({ url: '/users/me/notifications/stream?ticket=[REDACTED]' });
+    expect(JSON.stringify(line)).not.toContain(ticket);
+  });
+
   it('logs other URLs as they came', () => {
     expect(loggedLine('/users/me/notifications?limit=5&cursor=abc').req).toMatchObject({
       url: '/users/me/notifications?limit=5&cursor=abc',

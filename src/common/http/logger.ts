@@ -34,12 +34,15 @@ export function loggerOptions(config: AppConfig): Params {
   };
 }
 
-/** `token` query parameters (GET /auth/verify-token) are one-time e-mailed secrets, valid for an hour. */
-const TOKEN_QUERY_PARAMETER = /([?&]token=)[^&#]*/g;
+/**
+ * Secrets in URLs: `token` query parameters (GET /auth/verify-token) are one-time e-mailed secrets, valid for an
+ * hour; `ticket` ones open a live inbox stream (GET /users/me/notifications/stream).
+ */
+const SECRET_QUERY_PARAMETER = /([?&](?:token|ticket)=)[^&#]*/g;
 
-/** The URL as logs may keep it: the value of a `token` query parameter is replaced. */
+/** The URL as logs may keep it: the value of a `token` or `ticket` query parameter is replaced. */
 export function loggableUrl(url: string): string {
-  return url.includes('token=') ? url.replace(TOKEN_QUERY_PARAMETER, '$1[REDACTED]') : url;
+  return url.replace(SECRET_QUERY_PARAMETER, '$1[REDACTED]');
 }
 
 interface LoggedRequest extends IncomingMessage {
