@@ -5,6 +5,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessModule } from './access/access.module';
 import { AiModule } from './ai/ai.module';
 import { AuthModule } from './auth/auth.module';
+import { CalendarModule } from './calendar/calendar.module';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
 import { ClassesModule } from './classes/classes.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
@@ -48,6 +49,7 @@ export class AppModule {
         AiModule,
         SubmissionsModule,
         NotificationsModule,
+        CalendarModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -10,6 +10,14 @@ describe('httpConfig', () => {
     });
   });
 
+  it('PUBLIC_URL defaults to localhost on PORT; a trailing slash is dropped', () => {
+    expect(httpConfig({}).publicUrl).toBe('http://localhost:3000');
+    expect(httpConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
+    expect(httpConfig({ PUBLIC_URL: 'https://api.example/tasks/' }).publicUrl).toBe(
+      'https://api.example/tasks',
+    );
+  });
+
   it('reads TRUST_PROXY in the forms Express takes; loopback by default', () => {
     expect(httpConfig({}).trustProxy).toEqual(['loopback']);
     expect(httpConfig({ TRUST_PROXY: '10.0.0.0/8, loopback, fd00::/8' }).trustProxy).toEqual([
@@ -25,6 +33,7 @@ describe('httpConfig', () => {
     ['PORT', { PORT: 'abc' }],
     ['PORT', { PORT: '70000' }],
     ['APP_URL', { APP_URL: 'ftp://app.example' }],
+    ['PUBLIC_URL', { PUBLIC_URL: 'api.example' }],
     // Origins a browser never sends, so they would silently allow nothing.
     ['CORS_ORIGINS', { CORS_ORIGINS: 'https://app.example/' }],
     ['CORS_ORIGINS', { CORS_ORIGINS: 'app.example' }],

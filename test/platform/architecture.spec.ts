@@ -26,6 +26,7 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   access: [],
   ai: [],
   auth: ['mail', 'notifications', 'settings', 'users'],
+  calendar: ['access'],
   classes: ['access', 'files'],
   cli: ['schools', 'settings', 'users'],
   files: ['access'],

@@ -39,6 +39,13 @@ describe('logRequests', () => {
     expect(JSON.stringify(line)).not.toContain(ticket);
   });
 
+  it('keeps calendar feed tokens out of the log', () => {
+    const token = 'Y2FsZW5kYXItZmVlZC10b2tlbi1vZi1hLXVzZXItMTIz';
+    const line = loggedLine(`/calendar/${token}.ics`);
+    expect(line.req).toMatchObject({ url: '/calendar/[REDACTED].ics' });
+    expect(JSON.stringify(line)).not.toContain(token);
+  });
+
   it('logs other URLs as they came', () => {
     expect(loggedLine('/users/me/notifications?limit=5&cursor=abc').req).toMatchObject({
       url: '/users/me/notifications?limit=5&cursor=abc',

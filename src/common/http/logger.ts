@@ -40,9 +40,12 @@ export function loggerOptions(config: AppConfig): Params {
  */
 const SECRET_QUERY_PARAMETER = /([?&](?:token|ticket)=)[^&#]*/g;
 
-/** The URL as logs may keep it: the value of a `token` or `ticket` query parameter is replaced. */
+/** A calendar feed address (GET /calendar/<token>.ics): the path is the secret. */
+const CALENDAR_FEED_PATH = /^(\/calendar\/)[^/?#]+(\.ics)/;
+
+/** The URL as logs may keep it: secrets in query parameters and calendar feed paths are replaced. */
 export function loggableUrl(url: string): string {
-  return url.replace(SECRET_QUERY_PARAMETER, '$1[REDACTED]');
+  return url.replace(SECRET_QUERY_PARAMETER, '$1[REDACTED]').replace(CALENDAR_FEED_PATH, '$1[REDACTED]$2');
 }
 
 interface LoggedRequest extends IncomingMessage {

@@ -1,0 +1,62 @@
+/**
+ * The small part of RFC 5545 the calendar feed writes: TEXT escaping (3.3.11), content lines folded at 75
+ * octets without splitting a UTF-8 character (3.1), CRLF line ends.
+ */
+
+const CRLF = '\r\n';
+const MAX_LINE_OCTETS = 75;
+
+/** A TEXT value: backslash, semicolon and comma escaped, any line break as `\n`. */
+export function escapeText(value: string): string {
+  return value
+    .replace(/\\/g, '\\\\')
+    .replace(/;/g, '\\;')
+    .replace(/,/g, '\\,')
+    .replace(/\r\n|\r|\n/g, '\\n');
+}
+
+/**
+ * One content line, folded: no line longer than 75 octets; each continuation starts with a space, which
+ * counts towards its 75. Whole code points only, so a multi-byte character never straddles a fold.
+ */
+export function foldLine(line: string): string {
+  const lines: string[] = [];
+  let current = '';
+  let octets = 0;
+  for (const character of line) {
+    const size = Buffer.byteLength(character, 'utf8');
+    if (octets + size > MAX_LINE_OCTETS) {
+      lines.push(current);
+      current = ' ';
+      octets = 1;
+    }
+    current += character;
+    octets += size;
+  }
+  lines.push(current);
+  return lines.join(CRLF);
+}
+
+/** A property as `[name, value]`; the value is written as given (escape TEXT values with `escapeText`). */
+export type Property = readonly [name: string, value: string];
+
+/** A component (`VCALENDAR`, `VEVENT`) with its properties and sub-components. */
+export interface Component {
+  name: string;
+  properties: Property[];
+  components?: Component[];
+}
+
+function lines(component: Component): string[] {
+  return [
+    `BEGIN:${component.name}`,
+    ...component.properties.map(([name, value]) => foldLine(`${name}:${value}`)),
+    ...(component.components ?? []).flatMap(lines),
+    `END:${component.name}`,
+  ];
+}
+
+/** The iCalendar object: every line CRLF-terminated. */
+export function serialize(calendar: Component): string {
+  return lines(calendar).join(CRLF) + CRLF;
+}
