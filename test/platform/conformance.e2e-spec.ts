@@ -381,7 +381,7 @@ describe('Conformance', () => {
               { $ref: '#/components/schemas/ErrorResponse' },
             ]);
           }
-          const validated = operation.requestBody !== undefined || /\{(?!fileKey)\w+\}/.test(path);
+          const validated = operation.requestBody !== undefined || /\{(?!fileKey|token)\w+\}/.test(path);
           if (validated)
             expect([method, path, Object.keys(operation.responses)]).toContainEqual(
               expect.arrayContaining(['400']),
@@ -390,12 +390,13 @@ describe('Conformance', () => {
       }
     });
 
-    it('path ids are documented as UUIDs (a malformed one is 400), file keys as plain strings', () => {
+    it('path ids are documented as UUIDs (a malformed one is 400), file keys and feed tokens as plain strings', () => {
       for (const [path, operations] of Object.entries(paths)) {
         for (const [method, operation] of Object.entries(operations)) {
           for (const parameter of operation.parameters ?? []) {
             if (parameter.in !== 'path') continue;
-            const format = parameter.name === 'fileKey' ? undefined : 'uuid';
+            // A malformed file key or calendar feed token names nothing: 404, not 400.
+            const format = ['fileKey', 'token'].includes(parameter.name) ? undefined : 'uuid';
             expect([method, path, parameter.name, parameter.schema]).toEqual([
               method,
               path,
