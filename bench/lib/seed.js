@@ -321,4 +321,34 @@ async function seedFanout(db, members) {
   });
 }
 
-module.exports = { BENCH_PASSWORD, PAGE_SIZE, seedMain, seedRoster, seedFanout };
+/**
+ * The live inbox and calendar feed data set: a class of `streamUsers` MEMBERs with one published task (each
+ * member opens up to 5 live inbox streams while another reads the task), and a member of `feedClasses`
+ * classes of `tasksPerClass` tasks each, about half of them submitted (the calendar feed).
+ */
+async function seedLive(db, { streamUsers, feedClasses, tasksPerClass }) {
+  const passwordHash = hashSync(BENCH_PASSWORD, BCRYPT_COST);
+  return inTransaction(db, async () => {
+    const [owner] = await createUsers(db, 'owner', 1, { schoolId: null, passwordHash, personal: true });
+    const users = await createUsers(db, 's', streamUsers, { schoolId: null, passwordHash });
+    const classId = await createClass(
+      db,
+      'Live class',
+      owner.id,
+      users.map((u) => ({ id: u.id, role: 'MEMBER' })),
+    );
+    const [taskId] = await createTasks(db, classId, owner.id, 1);
+    const [reader] = await createUsers(db, 'calendar', 1, { schoolId: null, passwordHash, personal: true });
+    for (let n = 0; n < feedClasses; n += 1) {
+      const feedClassId = await createClass(db, `Feed class ${n}`, owner.id, [
+        { id: reader.id, role: 'MEMBER' },
+      ]);
+      const taskIds = await createTasks(db, feedClassId, owner.id, tasksPerClass);
+      await createSubmissions(db, feedClassId, taskIds, 0.5);
+    }
+    await markNotified(db);
+    return { owner, users, classId, taskId, reader };
+  });
+}
+
+module.exports = { BENCH_PASSWORD, PAGE_SIZE, seedMain, seedRoster, seedFanout, seedLive };

@@ -20,11 +20,13 @@ export function escapeText(value: string): string {
  * counts towards its 75. Whole code points only, so a multi-byte character never straddles a fold.
  */
 export function foldLine(line: string): string {
+  // Most lines are short: no walk through their characters.
+  if (line.length <= MAX_LINE_OCTETS / 4 || Buffer.byteLength(line, 'utf8') <= MAX_LINE_OCTETS) return line;
   const lines: string[] = [];
   let current = '';
   let octets = 0;
   for (const character of line) {
-    const size = Buffer.byteLength(character, 'utf8');
+    const size = utf8Octets(character.codePointAt(0)!);
     if (octets + size > MAX_LINE_OCTETS) {
       lines.push(current);
       current = ' ';
@@ -36,6 +38,10 @@ export function foldLine(line: string): string {
   lines.push(current);
   return lines.join(CRLF);
 }
+
+/** The UTF-8 length of a code point. */
+const utf8Octets = (codePoint: number): number =>
+  codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4;
 
 /** A property as `[name, value]`; the value is written as given (escape TEXT values with `escapeText`). */
 export type Property = readonly [name: string, value: string];
