@@ -305,18 +305,24 @@ async function seedRoster(db, members) {
   });
 }
 
+/** An owner with a personal class, and a class `name` of `members` new MEMBERs `<prefix><n>`. */
+async function createOwnedClass(db, name, prefix, members, passwordHash) {
+  const [owner] = await createUsers(db, 'owner', 1, { schoolId: null, passwordHash, personal: true });
+  const users = await createUsers(db, prefix, members, { schoolId: null, passwordHash });
+  const classId = await createClass(
+    db,
+    name,
+    owner.id,
+    users.map((u) => ({ id: u.id, role: 'MEMBER' })),
+  );
+  return { owner, users, classId };
+}
+
 /** A class of `members` MEMBERs and its owner (publication fan-out). */
 async function seedFanout(db, members) {
   const passwordHash = hashSync(BENCH_PASSWORD, BCRYPT_COST);
   return inTransaction(db, async () => {
-    const [owner] = await createUsers(db, 'owner', 1, { schoolId: null, passwordHash, personal: true });
-    const users = await createUsers(db, 'm', members, { schoolId: null, passwordHash });
-    const classId = await createClass(
-      db,
-      'Fan-out class',
-      owner.id,
-      users.map((u) => ({ id: u.id, role: 'MEMBER' })),
-    );
+    const { owner, classId } = await createOwnedClass(db, 'Fan-out class', 'm', members, passwordHash);
     return { owner, classId };
   });
 }
@@ -329,13 +335,12 @@ async function seedFanout(db, members) {
 async function seedLive(db, { streamUsers, feedClasses, tasksPerClass }) {
   const passwordHash = hashSync(BENCH_PASSWORD, BCRYPT_COST);
   return inTransaction(db, async () => {
-    const [owner] = await createUsers(db, 'owner', 1, { schoolId: null, passwordHash, personal: true });
-    const users = await createUsers(db, 's', streamUsers, { schoolId: null, passwordHash });
-    const classId = await createClass(
+    const { owner, users, classId } = await createOwnedClass(
       db,
       'Live class',
-      owner.id,
-      users.map((u) => ({ id: u.id, role: 'MEMBER' })),
+      's',
+      streamUsers,
+      passwordHash,
     );
     const [taskId] = await createTasks(db, classId, owner.id, 1);
     const [reader] = await createUsers(db, 'calendar', 1, { schoolId: null, passwordHash, personal: true });

@@ -93,6 +93,8 @@ export class PgListener implements OnModuleDestroy {
   }
 
   private async connect(): Promise<void> {
+    // A subscription may start the connection while a reconnection waits: one connection only.
+    clearTimeout(this.reconnectTimer);
     const client = new Client({
       connectionString: this.databaseUrl,
       application_name: PG_LISTENER_NAME,
