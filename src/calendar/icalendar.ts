@@ -5,14 +5,14 @@
 
 const CRLF = '\r\n';
 const MAX_LINE_OCTETS = 75;
+/** What a TEXT value escapes: backslash, semicolon, comma, and line breaks (CRLF as one). */
+const TEXT_SPECIAL = /[\\;,]|\r\n|\r|\n/g;
 
 /** A TEXT value: backslash, semicolon and comma escaped, any line break as `\n`. */
 export function escapeText(value: string): string {
-  return value
-    .replace(/\\/g, '\\\\')
-    .replace(/;/g, '\\;')
-    .replace(/,/g, '\\,')
-    .replace(/\r\n|\r|\n/g, '\\n');
+  return value.replace(TEXT_SPECIAL, (special) =>
+    special === '\\' || special === ';' || special === ',' ? `\\${special}` : '\\n',
+  );
 }
 
 /**
@@ -20,8 +20,8 @@ export function escapeText(value: string): string {
  * counts towards its 75. Whole code points only, so a multi-byte character never straddles a fold.
  */
 export function foldLine(line: string): string {
-  // Most lines are short: no walk through their characters.
-  if (line.length <= MAX_LINE_OCTETS / 4 || Buffer.byteLength(line, 'utf8') <= MAX_LINE_OCTETS) return line;
+  // Most lines are short: no walk through their characters. A UTF-16 code unit is at most 3 UTF-8 octets.
+  if (line.length * 3 <= MAX_LINE_OCTETS || Buffer.byteLength(line, 'utf8') <= MAX_LINE_OCTETS) return line;
   const lines: string[] = [];
   let current = '';
   let octets = 0;
