@@ -167,6 +167,21 @@ describe('live inbox: one instance', () => {
     await response.body!.cancel();
   });
 
+  it('is in the OpenAPI document: text/event-stream, the ticket, 401 and 429', async () => {
+    const { body } = await ctx.http.get('/openapi.json').expect(200);
+    const stream = body.paths['/users/me/notifications/stream'].get;
+    expect(Object.keys(stream.responses['200'].content)).toEqual(['text/event-stream']);
+    expect(stream.responses).toHaveProperty('401');
+    expect(stream.responses).toHaveProperty('429');
+    expect(stream.parameters.map((parameter: { name: string }) => parameter.name)).toEqual(
+      expect.arrayContaining(['ticket', 'Last-Event-ID']),
+    );
+    const ticket = body.paths['/users/me/notifications/stream-ticket'].post;
+    expect(ticket.responses['201'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/StreamTicketDto',
+    });
+  });
+
   it('needs a login token or a ticket: 401 otherwise', async () => {
     for (const headers of [{}, { Authorization: 'Bearer nonsense' }] as Record<string, string>[]) {
       const response = await rawStream(baseUrl, headers);
