@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { listedTaskSql } from '../access/task-rules.sql';
+import { listedTaskSql, memberDeadlineSql } from '../access/task-rules.sql';
 import { affected, one, Prepared, rows } from '../database/sql';
 
 /**
- * The deadline the feed shows, alias `t` = tasks: the task's `dueAt`. Per-member deadlines (CONTRACT §5.1,
- * `myDueAt`) replace it here once they exist; the alias `f` = calendar_feeds names the user.
+ * The deadline the feed shows: the user's own (`myDueAt`, CONTRACT §5.1), the later of the task's dueAt and
+ * the user's extension; from the lateral `deadline` (memberDeadlineSql of task `t` for the feed's user).
  */
-const FEED_DEADLINE_SQL = 't.due_at';
+const FEED_DEADLINE_SQL = 'deadline.due_at';
 /** How far back the feed reaches (CONTRACT §5.4). */
 const FEED_HISTORY = `interval '60 days'`;
 /** Events one feed holds at most, soonest deadline first from 60 days ago. */
@@ -24,7 +24,7 @@ export interface FeedEventRow {
   title: string;
   className: string;
   deadline: string;
-  /** The last change of what the event shows: the task, its class's name, the user's submission. */
+  /** The last change of what the event shows: the task, its class's name, the user's submission or extension. */
   lastModified: string;
   submitted: boolean;
 }
@@ -45,12 +45,15 @@ const FEED = new Prepared(
      LEFT JOIN LATERAL (
        SELECT t.id AS "taskId", t.title, c.name AS "className",
               ${icalTimeSql(FEED_DEADLINE_SQL)} AS deadline,
-              ${icalTimeSql('greatest(t.updated_at, c.updated_at, s.first_submitted_at)')} AS "lastModified",
+              ${icalTimeSql('greatest(t.updated_at, c.updated_at, s.first_submitted_at, ext.updated_at)')} AS "lastModified",
               s.id IS NOT NULL AS submitted,
               ${FEED_DEADLINE_SQL} AS sort_at
          FROM class_members m
          JOIN classes c ON c.id = m.class_id
          JOIN tasks t ON t.class_id = m.class_id
+         CROSS JOIN LATERAL ${memberDeadlineSql('t', 'f.user_id')} deadline
+         -- The extension's change time, for LAST-MODIFIED (memberDeadlineSql gives the deadline only).
+         LEFT JOIN task_extensions ext ON ext.task_id = t.id AND ext.user_id = f.user_id
          LEFT JOIN submissions s ON s.task_id = t.id AND s.user_id = f.user_id
         WHERE m.user_id = f.user_id AND t.deleted_at IS NULL AND ${listedTaskSql('t', 'm.role')}
           AND ${FEED_DEADLINE_SQL} >= now() - ${FEED_HISTORY}

@@ -6,6 +6,8 @@ import { EmailChannel } from './channels/email.channel';
 import { MessengerChannel } from './channels/messenger.channel';
 import { NOTIFICATION_CHANNELS, NotificationChannel } from './channels/notification-channel';
 import { WebhookChannel } from './channels/webhook.channel';
+import { DeliveriesController } from './deliveries.controller';
+import { DeliveryLogService } from './delivery-log.service';
 import { DeliveriesRepository } from './delivery/deliveries.repository';
 import { DeliveryOutbox } from './delivery/delivery-outbox';
 import { DeliveryRetention } from './delivery/delivery-retention';
@@ -17,19 +19,20 @@ import { NotificationPrefsController, NotificationsController } from './notifica
 import { NotificationsRepository } from './notifications.repository';
 import { NotificationsService } from './notifications.service';
 import { NotificationProducer } from './production/notification-producer';
+import { TaskNotices } from './production/task-notices';
 import { InboxStreams } from './stream/inbox-streams';
 import { InboxStreamsRepository } from './stream/inbox-streams.repository';
 import { StreamTickets } from './stream/stream-tickets';
 import { PgListenerModule } from '../database/pg-listener';
 
 /**
- * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth and the
- * stream tickets for its authentication guard.
+ * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth, the
+ * task notices that writes of tasks produce, and the stream tickets for auth's authentication guard.
  */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
   imports: [MailModule, DatabaseOutageModule, PgListenerModule],
-  controllers: [NotificationsController, NotificationPrefsController],
+  controllers: [NotificationsController, NotificationPrefsController, DeliveriesController],
   providers: [
     NotificationsRepository,
     DeliveriesRepository,
@@ -38,7 +41,9 @@ import { PgListenerModule } from '../database/pg-listener';
     InboxStreamsRepository,
     InboxStreams,
     StreamTickets,
+    DeliveryLogService,
     NotificationProducer,
+    TaskNotices,
     NotificationDispatcher,
     DeliveryOutbox,
     DeliveryWorker,
@@ -54,7 +59,6 @@ import { PgListenerModule } from '../database/pg-listener';
       useFactory: (...channels: NotificationChannel[]) => channels,
     },
   ],
-  // StreamTickets: the global authentication guard redeems stream tickets.
-  exports: [DeliveryOutbox, StreamTickets],
+  exports: [DeliveryOutbox, TaskNotices, StreamTickets],
 })
 export class NotificationsModule {}

@@ -202,6 +202,25 @@ describe('calendar feed', () => {
       expect(theirs.get(taskId)!.categories).toEqual([]);
     });
 
+    it("shows each user's own deadline: a MEMBER's extension moves that MEMBER's event only", async () => {
+      const { classId, owner, member, admin } = await createClassWithRoles(ctx);
+      const taskId = (await createTask(ctx, classId, owner, { dueAt: due(2) })).id;
+      const extended = new Date(Math.floor(Date.now() / 1000) * 1000 + 9 * 86_400_000).toISOString();
+      const memberPath = await enable(member);
+      const before = parseFeed((await fetchFeed(memberPath).expect(200)).text).get(taskId)!;
+      await ctx.http
+        .put(`/tasks/${taskId}/extensions/${member.id}`)
+        .set('Authorization', owner.auth)
+        .send({ dueAt: extended })
+        .expect(200);
+      const mine = parseFeed((await fetchFeed(memberPath).expect(200)).text).get(taskId)!;
+      expect(mine.start).toBe(extended);
+      expect(mine.end).toBe(extended);
+      expect(Date.parse(mine.lastModified)).toBeGreaterThanOrEqual(Date.parse(before.lastModified));
+      const theirs = parseFeed((await fetchFeed(await enable(admin)).expect(200)).text).get(taskId)!;
+      expect(theirs.start).toBe(before.start);
+    });
+
     it('ETag and If-None-Match: 304 without a body while nothing changed, 200 once a task changed', async () => {
       const path = await enable(roles.member);
       const first = await fetchFeed(path).expect(200);

@@ -390,18 +390,22 @@ describe('Conformance', () => {
       }
     });
 
-    it('path ids are documented as UUIDs (a malformed one is 400), file keys and feed tokens as plain strings', () => {
+    it('path ids are documented as UUIDs (a malformed one is 400), file keys and feed tokens as plain strings, channels as their enum', () => {
+      const schemaOf = (name: string) => {
+        // A malformed file key or calendar feed token names nothing: 404, not 400.
+        if (name === 'fileKey' || name === 'token') return { type: 'string' };
+        if (name === 'channel') return { $ref: '#/components/schemas/NotificationChannel' };
+        return { type: 'string', format: 'uuid' };
+      };
       for (const [path, operations] of Object.entries(paths)) {
         for (const [method, operation] of Object.entries(operations)) {
           for (const parameter of operation.parameters ?? []) {
             if (parameter.in !== 'path') continue;
-            // A malformed file key or calendar feed token names nothing: 404, not 400.
-            const format = ['fileKey', 'token'].includes(parameter.name) ? undefined : 'uuid';
             expect([method, path, parameter.name, parameter.schema]).toEqual([
               method,
               path,
               parameter.name,
-              { type: 'string', ...(format && { format }) },
+              schemaOf(parameter.name),
             ]);
           }
         }
