@@ -4,10 +4,12 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessModule } from './access/access.module';
 import { AiModule } from './ai/ai.module';
+import { AttachmentsModule } from './attachments/attachments.module';
 import { AuthModule } from './auth/auth.module';
 import { CalendarModule } from './calendar/calendar.module';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
 import { ClassesModule } from './classes/classes.module';
+import { CommentsModule } from './comments/comments.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { DatabaseOutageModule } from './common/errors/database-outage';
 import { AppConfig } from './config/config';
@@ -48,8 +50,10 @@ export class AppModule {
         TasksModule,
         AiModule,
         SubmissionsModule,
+        AttachmentsModule,
         NotificationsModule,
         CalendarModule,
+        CommentsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -9,14 +9,19 @@ import {
   PgListenerModule,
   USER_CHANGED_CHANNEL,
 } from '../database/pg-listener';
+import { KeptToken } from '../users/users.repository';
 
 /** The cache listens on the instance's shared listener connection. */
 export const AUTH_USER_LISTENER_NAME = PG_LISTENER_NAME;
 const MAX_ENTRIES = 10_000;
 
-/** An active user as a login token needs it, with the token version read along. */
+/**
+ * An active user as a login token needs it, with the token version read along, and the one token of an older
+ * version that the last password change kept valid.
+ */
 export interface TokenUser {
   tokenVersion: number;
+  keptToken: KeptToken | null;
   user: AuthUser;
 }
 

@@ -10,14 +10,6 @@ describe('httpConfig', () => {
     });
   });
 
-  it('PUBLIC_URL defaults to localhost on PORT; a trailing slash is dropped', () => {
-    expect(httpConfig({}).publicUrl).toBe('http://localhost:3000');
-    expect(httpConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
-    expect(httpConfig({ PUBLIC_URL: 'https://api.example/tasks/' }).publicUrl).toBe(
-      'https://api.example/tasks',
-    );
-  });
-
   it('reads TRUST_PROXY in the forms Express takes; loopback by default', () => {
     expect(httpConfig({}).trustProxy).toEqual(['loopback']);
     expect(httpConfig({ TRUST_PROXY: '10.0.0.0/8, loopback, fd00::/8' }).trustProxy).toEqual([
@@ -29,10 +21,25 @@ describe('httpConfig', () => {
     expect(httpConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
   });
 
+  it('links e-mail changes to the web client page /settings/verify-email unless told another path', () => {
+    expect(httpConfig({}).emailChangeLinkPath).toBe('/settings/verify-email');
+    expect(httpConfig({ EMAIL_CHANGE_LINK_PATH: '/email/confirm' }).emailChangeLinkPath).toBe(
+      '/email/confirm',
+    );
+  });
+
+  it('defaults PUBLIC_URL to the local address of PORT', () => {
+    expect(httpConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
+    expect(httpConfig({ PUBLIC_URL: 'https://api.example/' }).publicUrl).toBe('https://api.example');
+  });
+
   itRejects(httpConfig, [
     ['PORT', { PORT: 'abc' }],
     ['PORT', { PORT: '70000' }],
     ['APP_URL', { APP_URL: 'ftp://app.example' }],
+    ['EMAIL_CHANGE_LINK_PATH', { EMAIL_CHANGE_LINK_PATH: 'settings/verify-email' }],
+    ['EMAIL_CHANGE_LINK_PATH', { EMAIL_CHANGE_LINK_PATH: '/verify?token=' }],
+    ['EMAIL_CHANGE_LINK_PATH', { EMAIL_CHANGE_LINK_PATH: '/settings/' }],
     ['PUBLIC_URL', { PUBLIC_URL: 'api.example' }],
     // Origins a browser never sends, so they would silently allow nothing.
     ['CORS_ORIGINS', { CORS_ORIGINS: 'https://app.example/' }],

@@ -27,7 +27,8 @@ import { PgListenerModule } from '../database/pg-listener';
 
 /**
  * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth, the
- * task notices that writes of tasks produce, and the stream tickets for auth's authentication guard.
+ * task notices that writes of other modules produce (task extensions, comments), and the stream tickets for
+ * auth's authentication guard.
  */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { memberDueAtSql, memberSeesTaskSql } from '../access/task-rules.sql';
 import { isoSql } from '../common/utils/time';
-import { Db, one, Prepared, rows } from '../database/sql';
+import { affected, Db, one, Prepared, rows } from '../database/sql';
 import { NotificationChannelName } from './entities/notification-pref.entity';
 import { InboxRow, PrefRow } from './notifications.mapper';
 
@@ -69,6 +69,8 @@ export interface NewPref {
   isEnabled: boolean;
   /** Stored only when the record is created. */
   secret: string | null;
+  /** The id of the record when it is created; null: a random one. */
+  id: string | null;
 }
 
 /** Tasks claimed per statement: each one fans out to its whole class. */
@@ -233,6 +235,38 @@ const EXTENDED_SQL = `
     JOIN users u ON u.id = e.user_id AND u.is_active
    WHERE e.task_id = $1 AND e.user_id = $2 AND ${VISIBLE_TASK}`;
 
+/** Longest part of a comment quoted in its notification's text. */
+const COMMENT_EXCERPT_LENGTH = 200;
+
+/**
+ * TASK_COMMENT for comment `$1`: to the OWNER and ADMINs of the task's class, and to the author of the comment
+ * it replies to while that author can see the task; never to the comment's own author. Active members only,
+ * as for the other types. The text quotes the comment, white space folded, cut at COMMENT_EXCERPT_LENGTH.
+ */
+const COMMENT_SQL = `
+  INSERT INTO notifications
+    (user_id, type, task_id, class_id, task_title, class_name, start_at, due_at, comment_id, title, content)
+  SELECT m.user_id, 'TASK_COMMENT', t.id, t.class_id, t.title, c.name, t.start_at, t.due_at, k.id,
+         CASE WHEN m.user_id = r.author_id
+              THEN format('%s replied to your comment on %s', author.name, t.title)
+              ELSE format('New comment on %s', t.title) END,
+         format('%s commented on "%s" in %s: %s', author.name, t.title, c.name,
+                CASE WHEN length(excerpt.text) > ${COMMENT_EXCERPT_LENGTH}
+                     THEN left(excerpt.text, ${COMMENT_EXCERPT_LENGTH - 1}) || '…' ELSE excerpt.text END)
+    FROM task_comments k
+    JOIN tasks t ON t.id = k.task_id
+    JOIN classes c ON c.id = t.class_id
+    CROSS JOIN LATERAL (
+      SELECT coalesce(a.nickname, 'A class member') AS name FROM users a WHERE a.id = k.author_id
+    ) author
+    CROSS JOIN LATERAL (SELECT regexp_replace(k.content, '[[:space:]]+', ' ', 'g') AS text) excerpt
+    LEFT JOIN task_comments r ON r.id = k.reply_to_id
+    JOIN class_members m ON m.class_id = t.class_id
+    JOIN users u ON u.id = m.user_id AND u.is_active
+   WHERE k.id = $1 AND m.user_id <> k.author_id
+     AND (m.role <> 'MEMBER' OR (m.user_id = r.author_id AND ${memberSeesTaskSql('t')}))
+  ON CONFLICT DO NOTHING`;
+
 export interface ProductionBatch {
   tasks: number;
   notifications: number;
@@ -328,14 +362,32 @@ export class NotificationsRepository {
     return row!.updated;
   }
 
-  /** EMAIL, WEBHOOK, MESSENGER. */
-  listPrefs(userId: string): Promise<PrefRow[]> {
+  /**
+   * EMAIL, WEBHOOK, MESSENGER. Without a saved EMAIL preference, EMAIL is listed as dispatch treats it (see
+   * DISPATCH_SQL): enabled, to the account's address, under the id `defaultEmailId`.
+   */
+  listPrefs(userId: string, defaultEmailId: string): Promise<PrefRow[]> {
     return rows<PrefRow>(
       this.dataSource,
-      `SELECT ${PREF_COLUMNS} FROM notification_prefs
-        WHERE user_id = $1
-        ORDER BY array_position(ARRAY['EMAIL', 'WEBHOOK', 'MESSENGER']::varchar[], channel)`,
-      [userId],
+      `SELECT * FROM (
+         SELECT ${PREF_COLUMNS} FROM notification_prefs WHERE user_id = $1
+         UNION ALL
+         SELECT $2::uuid, 'EMAIL', u.email, true, NULL FROM users u
+          WHERE u.id = $1
+            AND NOT EXISTS (SELECT 1 FROM notification_prefs p WHERE p.user_id = $1 AND p.channel = 'EMAIL')
+       ) prefs
+       ORDER BY array_position(ARRAY['EMAIL', 'WEBHOOK', 'MESSENGER']::varchar[], channel)`,
+      [userId, defaultEmailId],
+    );
+  }
+
+  /** Deletes the user's preference `id`; false when the user has none of that id. */
+  async deletePref(userId: string, id: string): Promise<boolean> {
+    return (
+      (await affected(this.dataSource, `DELETE FROM notification_prefs WHERE id = $1 AND user_id = $2`, [
+        id,
+        userId,
+      ])) > 0
     );
   }
 
@@ -343,12 +395,12 @@ export class NotificationsRepository {
   async upsertPref(userId: string, pref: NewPref): Promise<PrefRow> {
     const row = await one<PrefRow>(
       this.dataSource,
-      `INSERT INTO notification_prefs (user_id, channel, address, is_enabled, secret)
-       VALUES ($1, $2, $3, $4, $5)
+      `INSERT INTO notification_prefs (id, user_id, channel, address, is_enabled, secret)
+       VALUES (COALESCE($6::uuid, gen_random_uuid()), $1, $2, $3, $4, $5)
        ON CONFLICT (user_id, channel)
        DO UPDATE SET address = EXCLUDED.address, is_enabled = EXCLUDED.is_enabled, updated_at = now()
        RETURNING ${PREF_COLUMNS}`,
-      [userId, pref.channel, pref.address, pref.isEnabled, pref.secret],
+      [userId, pref.channel, pref.address, pref.isEnabled, pref.secret, pref.id],
     );
     return row!;
   }
@@ -371,6 +423,11 @@ export class NotificationsRepository {
   /** TASK_EXTENDED for the member's extension, in the transaction of `db` (see EXTENDED_SQL). */
   async produceExtended(db: Db, taskId: string, userId: string): Promise<void> {
     await rows(db, EXTENDED_SQL, [taskId, userId]);
+  }
+
+  /** TASK_COMMENT notifications of a new comment, in the transaction of `db`; answers how many. */
+  commentPosted(db: Db, commentId: string): Promise<number> {
+    return affected(db, COMMENT_SQL, [commentId]);
   }
 
   /** Routes one batch of PENDING notifications (see DISPATCH_SQL). */

@@ -35,10 +35,11 @@ export function loggerOptions(config: AppConfig): Params {
 }
 
 /**
- * Secrets in URLs: `token` query parameters (GET /auth/verify-token) are one-time e-mailed secrets, valid for an
- * hour; `ticket` ones open a live inbox stream (GET /users/me/notifications/stream).
+ * Query parameters that are credentials: `token` (GET /auth/verify-token, one-time e-mailed secrets, valid for
+ * an hour), `signature` (signed file URLs, GET /files/:fileKey/content) and `ticket` (single-use, opens a live
+ * inbox stream, GET /users/me/notifications/stream).
  */
-const SECRET_QUERY_PARAMETER = /([?&](?:token|ticket)=)[^&#]*/g;
+const SECRET_QUERY_PARAMETER = /([?&](?:token|signature|ticket)=)[^&#]*/g;
 
 /** A calendar feed address (GET /calendar/<token>.ics): the path is the secret. */
 const CALENDAR_FEED_PATH = /^(\/calendar\/)[^/?#]+(\.ics)/;
