@@ -6,6 +6,7 @@ import { AccessModule } from './access/access.module';
 import { AiModule } from './ai/ai.module';
 import { AttachmentsModule } from './attachments/attachments.module';
 import { AuthModule } from './auth/auth.module';
+import { CalendarModule } from './calendar/calendar.module';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
 import { ClassesModule } from './classes/classes.module';
 import { CommentsModule } from './comments/comments.module';
@@ -51,6 +52,7 @@ export class AppModule {
         SubmissionsModule,
         AttachmentsModule,
         NotificationsModule,
+        CalendarModule,
         CommentsModule,
       ],
       providers: [

@@ -305,20 +305,55 @@ async function seedRoster(db, members) {
   });
 }
 
+/** An owner with a personal class, and a class `name` of `members` new MEMBERs `<prefix><n>`. */
+async function createOwnedClass(db, name, prefix, members, passwordHash) {
+  const [owner] = await createUsers(db, 'owner', 1, { schoolId: null, passwordHash, personal: true });
+  const users = await createUsers(db, prefix, members, { schoolId: null, passwordHash });
+  const classId = await createClass(
+    db,
+    name,
+    owner.id,
+    users.map((u) => ({ id: u.id, role: 'MEMBER' })),
+  );
+  return { owner, users, classId };
+}
+
 /** A class of `members` MEMBERs and its owner (publication fan-out). */
 async function seedFanout(db, members) {
   const passwordHash = hashSync(BENCH_PASSWORD, BCRYPT_COST);
   return inTransaction(db, async () => {
-    const [owner] = await createUsers(db, 'owner', 1, { schoolId: null, passwordHash, personal: true });
-    const users = await createUsers(db, 'm', members, { schoolId: null, passwordHash });
-    const classId = await createClass(
-      db,
-      'Fan-out class',
-      owner.id,
-      users.map((u) => ({ id: u.id, role: 'MEMBER' })),
-    );
+    const { owner, classId } = await createOwnedClass(db, 'Fan-out class', 'm', members, passwordHash);
     return { owner, classId };
   });
 }
 
-module.exports = { BENCH_PASSWORD, PAGE_SIZE, seedMain, seedRoster, seedFanout };
+/**
+ * The live inbox and calendar feed data set: a class of `streamUsers` MEMBERs with one published task (each
+ * member opens up to 5 live inbox streams while another reads the task), and a member of `feedClasses`
+ * classes of `tasksPerClass` tasks each, about half of them submitted (the calendar feed).
+ */
+async function seedLive(db, { streamUsers, feedClasses, tasksPerClass }) {
+  const passwordHash = hashSync(BENCH_PASSWORD, BCRYPT_COST);
+  return inTransaction(db, async () => {
+    const { owner, users, classId } = await createOwnedClass(
+      db,
+      'Live class',
+      's',
+      streamUsers,
+      passwordHash,
+    );
+    const [taskId] = await createTasks(db, classId, owner.id, 1);
+    const [reader] = await createUsers(db, 'calendar', 1, { schoolId: null, passwordHash, personal: true });
+    for (let n = 0; n < feedClasses; n += 1) {
+      const feedClassId = await createClass(db, `Feed class ${n}`, owner.id, [
+        { id: reader.id, role: 'MEMBER' },
+      ]);
+      const taskIds = await createTasks(db, feedClassId, owner.id, tasksPerClass);
+      await createSubmissions(db, feedClassId, taskIds, 0.5);
+    }
+    await markNotified(db);
+    return { owner, users, classId, taskId, reader };
+  });
+}
+
+module.exports = { BENCH_PASSWORD, PAGE_SIZE, seedMain, seedRoster, seedFanout, seedLive };

@@ -13,6 +13,13 @@ export const roleSeesTaskSql = (task: string, role: string): string =>
   `(${role} <> 'MEMBER' OR ${memberSeesTaskSql(task)})`;
 
 /**
+ * The tasks a caller of class role `role` finds in the task lists and the calendar feed: published ones,
+ * and for a MEMBER only once started. Drafts are reached one by one.
+ */
+export const listedTaskSql = (task: string, role: string): string =>
+  `(${task}.is_published AND ${roleSeesTaskSql(task, role)})`;
+
+/**
  * Some task of `blocked_by` still exists (not deleted) and has no submission of the user. Each blocker is
  * looked up by primary key in a scalar subquery, which the planner cannot turn into a scan of the whole
  * tasks table per task (as it did for `= ANY(blocked_by)` and for a join).

@@ -1,23 +1,45 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
+import type { Request } from 'express';
 import { AppError } from '../common/errors/app-error';
 import { IS_PUBLIC } from '../common/decorators/public.decorator';
+import { TICKET_AUTH } from '../common/decorators/ticket-auth.decorator';
+import { StreamTickets } from '../notifications/stream/stream-tickets';
 
-/** Global authentication: every route needs a valid bearer token unless marked `@Public()`. */
+/**
+ * Global authentication: every route needs a valid bearer token unless marked `@Public()`; a route marked
+ * `@TicketAuth()` takes a single-use `?ticket=` instead when no Authorization header is sent.
+ */
 @Injectable()
 export class JwtAuthGuard extends AuthGuard('jwt') {
-  constructor(private readonly reflector: Reflector) {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly tickets: StreamTickets,
+  ) {
     super();
   }
 
   override canActivate(context: ExecutionContext) {
-    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    if (isPublic) return true;
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    const request = context.switchToHttp().getRequest<Request>();
+    const { ticket } = request.query;
+    if (
+      this.reflector.getAllAndOverride<boolean>(TICKET_AUTH, targets) &&
+      request.headers.authorization === undefined &&
+      typeof ticket === 'string'
+    ) {
+      return this.redeem(request, ticket);
+    }
     return super.canActivate(context);
+  }
+
+  private async redeem(request: Request, ticket: string): Promise<boolean> {
+    const user = await this.tickets.redeem(ticket);
+    if (!user) throw AppError.unauthorized('Unknown, used or expired ticket');
+    request.user = user;
+    return true;
   }
 
   /** `error` is a failure to check the token (the database), not a bad token: it stays a 500. */

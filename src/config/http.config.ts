@@ -7,7 +7,8 @@ import { ConfigError, Env, int, MAX_TIMER_MS, str, url } from './env';
  * - `APP_URL` (`http://localhost:3000`): base of the web client, for links in e-mails.
  * - `EMAIL_CHANGE_LINK_PATH` (`/settings/verify-email`): the web client's page that confirms a new e-mail
  *   address; the link of the e-mail change mail is `APP_URL` + this path + `?token=…`.
- * - `PUBLIC_URL` (`http://localhost:${PORT}`): the service's own public base, for absolute links to itself.
+ * - `PUBLIC_URL` (`http://localhost:${PORT}`): the service's own public base, for absolute links to itself
+ *   (signed file URLs, calendar feeds).
  * - `CORS_ORIGINS` (`*`): `*`, or comma-separated origins exactly as browsers send them.
  * - `TRUST_PROXY` (`loopback`): Express's `trust proxy`, which peers' `X-Forwarded-For` names the client IP.
  * - `HTTP_HEADERS_TIMEOUT_MS` (`20000`), `HTTP_REQUEST_TIMEOUT_MS` (`300000`), `HTTP_KEEP_ALIVE_TIMEOUT_MS`

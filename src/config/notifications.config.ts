@@ -8,6 +8,8 @@ import { bool, ConfigError, Env, int, MAX_TIMER_MS, optional, str, url } from '.
  * - `REMINDER_HOURS_BEFORE_DUE` (`24`), `SCHEDULER_CRON` (`0 * * * * *`).
  * - `DELIVERY_POLL_INTERVAL_MS` (`1000`), `DELIVERY_RETRY_BASE_SECONDS` (`30`), `DELIVERY_MAX_ATTEMPTS` (`6`),
  *   `DELIVERY_RETENTION_DAYS` (`30`).
+ * - `NOTIFICATION_STREAM_HEARTBEAT_MS` (`25000`, at most 30000): how often a live inbox stream gets a `:`
+ *   heartbeat; the same tick renews the instance's stream leases and ends streams whose tokens were revoked.
  */
 export interface NotificationsConfig {
   telegram: { botToken: string | null; apiUrl: string };
@@ -20,6 +22,8 @@ export interface NotificationsConfig {
     maxAttempts: number;
     /** Days a sent, failed or skipped delivery is kept (a sent account e-mail goes at once). */
     retentionDays: number;
+    /** Live inbox (CONTRACT §5.5): heartbeat of the open streams. */
+    streamHeartbeatMs: number;
   };
 }
 
@@ -37,6 +41,8 @@ export function notificationsConfig(env: Env): NotificationsConfig {
       retryBaseSeconds: int(env, 'DELIVERY_RETRY_BASE_SECONDS', 30, 0),
       maxAttempts: int(env, 'DELIVERY_MAX_ATTEMPTS', 6, 1, 100),
       retentionDays: int(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),
+      // The contract wants a heartbeat at least every 30 s.
+      streamHeartbeatMs: int(env, 'NOTIFICATION_STREAM_HEARTBEAT_MS', 25_000, 10, 30_000),
     },
   };
 }

@@ -3,6 +3,7 @@ import {
   Controller,
   Delete,
   Get,
+  Headers,
   HttpCode,
   HttpStatus,
   Param,
@@ -12,28 +13,36 @@ import {
   Post,
   Put,
   Query,
+  Res,
 } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBadRequestResponse,
   ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiHeader,
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiProduces,
   ApiParam,
   ApiTags,
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { TicketAuth } from '../common/decorators/ticket-auth.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
+import { isUuid } from '../common/utils/uuid';
 import { TEST_EVENTS_PER_USER_PER_HOUR, TestEventThrottle } from '../common/throttling/throttles';
 import { DeliveryLogService } from './delivery-log.service';
 import { DeliveryDto } from './dto/delivery.dto';
 import { NotificationChannelName } from './entities/notification-pref.entity';
 import { ListNotificationsQuery } from './dto/list-notifications.query';
 import { NotificationPrefDto, UpsertNotificationPrefDto } from './dto/notification-pref.dto';
+import { NotificationStreamQuery, StreamTicketDto } from './dto/notification-stream.dto';
 import {
   NotificationIdDto,
   NotificationPageDto,
@@ -42,13 +51,19 @@ import {
 } from './dto/notification.response';
 import { NotificationPrefsService } from './notification-prefs.service';
 import { NotificationsService } from './notifications.service';
+import { InboxStreams } from './stream/inbox-streams';
+import { StreamTickets } from './stream/stream-tickets';
 
 @ApiTags('notifications')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: ErrorResponse, description: 'UNAUTHORIZED: missing or invalid token' })
 @Controller('users/me/notifications')
 export class NotificationsController {
-  constructor(private readonly notifications: NotificationsService) {}
+  constructor(
+    private readonly notifications: NotificationsService,
+    private readonly streams: InboxStreams,
+    private readonly tickets: StreamTickets,
+  ) {}
 
   @Get()
   @ApiOkResponse({ type: NotificationPageDto })
@@ -58,6 +73,50 @@ export class NotificationsController {
   })
   list(@CurrentUser() user: AuthUser, @Query() query: ListNotificationsQuery): Promise<NotificationPageDto> {
     return this.notifications.list(user.id, query);
+  }
+
+  @Post('stream-ticket')
+  @ApiCreatedResponse({
+    type: StreamTicketDto,
+    description: 'A single-use ticket for the live inbox, valid 60 s',
+  })
+  streamTicket(@CurrentUser() user: AuthUser): Promise<StreamTicketDto> {
+    return this.tickets.issue(user.id);
+  }
+
+  /** The response is the stream: the service writes to it until the client leaves. */
+  @Get('stream')
+  @TicketAuth()
+  @ApiProduces('text/event-stream')
+  @ApiHeader({
+    name: 'Last-Event-ID',
+    required: false,
+    description: 'The id of the last notification received: the newer ones are sent first, oldest first',
+  })
+  @ApiOkResponse({
+    description:
+      'Server-Sent Events: `notification` (id: the notification id; data: Notification JSON) for each new ' +
+      'inbox item, `unread` (data: `{"unreadCount": n}`) on open and after every change of the count, and ' +
+      '`:` heartbeats. Auth: the bearer header, or `?ticket=` from POST /users/me/notifications/stream-ticket.',
+    schema: { type: 'string' },
+  })
+  @ApiUnauthorizedResponse({
+    type: ErrorResponse,
+    description: 'UNAUTHORIZED: missing or invalid token, or an unknown, used or expired ticket',
+  })
+  @ApiTooManyRequestsResponse({
+    type: ErrorResponse,
+    description: 'RATE_LIMITED: the user has 5 open streams already',
+  })
+  async stream(
+    @CurrentUser() user: AuthUser,
+    // Declared so that the validation pipe accepts it; the authentication guard has used it.
+    @Query() _query: NotificationStreamQuery,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Res() response: Response,
+  ): Promise<void> {
+    // An id we never sent is no position in the inbox: the stream starts from now.
+    await this.streams.open(user, lastEventId && isUuid(lastEventId) ? lastEventId : null, response);
   }
 
   @Get('unread-count')

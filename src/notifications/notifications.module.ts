@@ -20,20 +20,28 @@ import { NotificationsRepository } from './notifications.repository';
 import { NotificationsService } from './notifications.service';
 import { NotificationProducer } from './production/notification-producer';
 import { TaskNotices } from './production/task-notices';
+import { InboxStreams } from './stream/inbox-streams';
+import { InboxStreamsRepository } from './stream/inbox-streams.repository';
+import { StreamTickets } from './stream/stream-tickets';
+import { PgListenerModule } from '../database/pg-listener';
 
 /**
- * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth and the
- * task notices that writes of other modules produce (task extensions, comments, grade releases).
+ * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth, the
+ * task notices that writes of other modules produce (task extensions, comments, grade releases), and the
+ * stream tickets for auth's authentication guard.
  */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
-  imports: [MailModule, DatabaseOutageModule],
+  imports: [MailModule, DatabaseOutageModule, PgListenerModule],
   controllers: [NotificationsController, NotificationPrefsController, DeliveriesController],
   providers: [
     NotificationsRepository,
     DeliveriesRepository,
     NotificationsService,
     NotificationPrefsService,
+    InboxStreamsRepository,
+    InboxStreams,
+    StreamTickets,
     DeliveryLogService,
     NotificationProducer,
     TaskNotices,
@@ -52,6 +60,6 @@ import { TaskNotices } from './production/task-notices';
       useFactory: (...channels: NotificationChannel[]) => channels,
     },
   ],
-  exports: [DeliveryOutbox, TaskNotices],
+  exports: [DeliveryOutbox, TaskNotices, StreamTickets],
 })
 export class NotificationsModule {}

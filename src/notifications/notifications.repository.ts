@@ -7,7 +7,8 @@ import { affected, Db, one, Prepared, rows } from '../database/sql';
 import { NotificationChannelName } from './entities/notification-pref.entity';
 import { InboxRow, PrefRow } from './notifications.mapper';
 
-const INBOX_COLUMNS = `n.id, n.type, n.task_id AS "taskId", n.class_id AS "classId", n.task_title AS "taskTitle",
+/** The columns of an inbox row (InboxRow), alias `n` = notifications. */
+export const INBOX_COLUMNS = `n.id, n.type, n.task_id AS "taskId", n.class_id AS "classId", n.task_title AS "taskTitle",
   n.class_name AS "className", n.title, n.content, ${isoSql('n.read_at')} AS "readAt",
   ${isoSql('n.created_at')} AS "createdAt"`;
 

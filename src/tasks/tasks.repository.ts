@@ -2,7 +2,7 @@ import { Injectable, Module } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { memberDeadlineSql, roleSeesTaskSql, taskLockedSql } from '../access/task-rules.sql';
+import { listedTaskSql, memberDeadlineSql, roleSeesTaskSql, taskLockedSql } from '../access/task-rules.sql';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { AppError } from '../common/errors/app-error';
 import { isoSql } from '../common/utils/time';
@@ -128,7 +128,7 @@ export function taskSummariesSql(scope: SummaryScope): string {
 export const TASK_LIST_LIMIT = 1000;
 
 /** Published tasks as a list shows them: MEMBERs only started ones, OWNER and ADMIN scheduled ones too. */
-const LISTED = `t.is_published AND ${roleSeesTaskSql('t', 'm.role')}`;
+const LISTED = listedTaskSql('t', 'm.role');
 
 // Each read is one statement, prepared (see Prepared): planning it cost more than running it.
 const LIST_FOR_CLASS = new Prepared(

@@ -10,7 +10,7 @@ import {
   tokenFromMail,
   uniqueEmail,
 } from '../utils/accounts';
-import { createSharedDatabase, waitFor } from '../utils/notifications';
+import { useSharedInstances, waitFor } from '../utils/notifications';
 import { createTestApp, TestApp } from '../utils/test-app';
 import { createUser, newSession, TEST_PASSWORD, TestUser } from '../utils/users';
 
@@ -174,20 +174,7 @@ describe('token-user cache: one instance', () => {
 });
 
 describe('token-user cache: two instances on one database', () => {
-  let database: { url: string; drop(): Promise<void> };
-  let first: TestApp;
-  let second: TestApp;
-  beforeAll(async () => {
-    database = await createSharedDatabase();
-    [first, second] = await Promise.all([
-      createTestApp({}, { databaseUrl: database.url }),
-      createTestApp({}, { databaseUrl: database.url }),
-    ]);
-  });
-  afterAll(async () => {
-    await Promise.all([first.close(), second.close()]);
-    await database.drop();
-  });
+  const [first, second] = useSharedInstances({}, {});
 
   /**
    * Passport keeps one strategy per name for the whole process, the one of the last app built; in production

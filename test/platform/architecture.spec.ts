@@ -27,6 +27,7 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   ai: [],
   attachments: ['access', 'submissions', 'tasks'],
   auth: ['mail', 'notifications', 'settings', 'users'],
+  calendar: ['access'],
   classes: ['access', 'files'],
   cli: ['schools', 'settings', 'users'],
   comments: ['access', 'notifications'],

@@ -386,7 +386,7 @@ describe('Conformance', () => {
               { $ref: '#/components/schemas/ErrorResponse' },
             ]);
           }
-          const validated = operation.requestBody !== undefined || /\{(?!fileKey)\w+\}/.test(path);
+          const validated = operation.requestBody !== undefined || /\{(?!fileKey|token)\w+\}/.test(path);
           if (validated)
             expect([method, path, Object.keys(operation.responses)]).toContainEqual(
               expect.arrayContaining(['400']),
@@ -395,9 +395,10 @@ describe('Conformance', () => {
       }
     });
 
-    it('path ids are documented as UUIDs (a malformed one is 400), file keys as plain strings, channels as their enum', () => {
+    it('path ids are documented as UUIDs (a malformed one is 400), file keys and feed tokens as plain strings, channels as their enum', () => {
       const schemaOf = (name: string) => {
-        if (name === 'fileKey') return { type: 'string' };
+        // A malformed file key or calendar feed token names nothing: 404, not 400.
+        if (name === 'fileKey' || name === 'token') return { type: 'string' };
         if (name === 'channel') return { $ref: '#/components/schemas/NotificationChannel' };
         return { type: 'string', format: 'uuid' };
       };

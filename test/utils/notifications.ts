@@ -98,6 +98,26 @@ export async function createSharedDatabase(): Promise<{ url: string; drop(): Pro
   return { url: withDatabase(adminUrl, name), drop: () => dropTestDatabase(adminUrl, name) };
 }
 
+/**
+ * Instances of the app (one per `envs` entry) on one database of their own, for the tests of the enclosing
+ * describe: booted before them, closed and dropped after them.
+ */
+export function useSharedInstances(...envs: Record<string, string>[]): TestApp[] {
+  let database: { url: string; drop(): Promise<void> } | undefined;
+  const instances: TestApp[] = [];
+  beforeAll(async () => {
+    database = await createSharedDatabase();
+    instances.push(
+      ...(await Promise.all(envs.map((env) => createTestApp(env, { databaseUrl: database!.url })))),
+    );
+  });
+  afterAll(async () => {
+    await Promise.all(instances.map((instance) => instance.close()));
+    await database?.drop();
+  });
+  return envs.map((_, index) => lateBound(`Instance ${index + 1}`, () => instances[index]));
+}
+
 export interface AppWithChannelFakes {
   ctx: TestApp;
   smtp: SmtpCapture;

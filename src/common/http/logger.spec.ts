@@ -32,6 +32,20 @@ describe('logRequests', () => {
     });
   });
 
+  it('keeps live inbox stream tickets out of the log', () => {
+    const ticket = 'c3RyZWFtLXRpY2tldC1mb3ItYS11c2VyLWFuZC1tb3Jl';
+    const line = loggedLine(`/users/me/notifications/stream?ticket=${ticket}`);
+    expect(line.req).toMatchObject({ url: '/users/me/notifications/stream?ticket=[REDACTED]' });
+    expect(JSON.stringify(line)).not.toContain(ticket);
+  });
+
+  it('keeps calendar feed tokens out of the log', () => {
+    const token = 'Y2FsZW5kYXItZmVlZC10b2tlbi1vZi1hLXVzZXItMTIz';
+    const line = loggedLine(`/calendar/${token}.ics`);
+    expect(line.req).toMatchObject({ url: '/calendar/[REDACTED].ics' });
+    expect(JSON.stringify(line)).not.toContain(token);
+  });
+
   it('keeps the signatures of signed file URLs out of the log', () => {
     const signature = 'q3Xv0mX2o8yJ0n5Qk9kq1l2m3n4o5p6q7r8s9t0u1v2';
     expect(loggedLine(`/files/abc/content?expires=1767225600&signature=${signature}`).req).toMatchObject({

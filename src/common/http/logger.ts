@@ -36,13 +36,17 @@ export function loggerOptions(config: AppConfig): Params {
 
 /**
  * Query parameters that are credentials: `token` (GET /auth/verify-token, one-time e-mailed secrets, valid for
- * an hour) and `signature` (signed file URLs, GET /files/:fileKey/content).
+ * an hour), `signature` (signed file URLs, GET /files/:fileKey/content) and `ticket` (single-use, opens a live
+ * inbox stream, GET /users/me/notifications/stream).
  */
-const SECRET_QUERY_PARAMETER = /([?&](?:token|signature)=)[^&#]*/g;
+const SECRET_QUERY_PARAMETER = /([?&](?:token|signature|ticket)=)[^&#]*/g;
 
-/** The URL as logs may keep it: the values of secret query parameters are replaced. */
+/** A calendar feed address (GET /calendar/<token>.ics): the path is the secret. */
+const CALENDAR_FEED_PATH = /^(\/calendar\/)[^/?#]+(\.ics)/;
+
+/** The URL as logs may keep it: secrets in query parameters and calendar feed paths are replaced. */
 export function loggableUrl(url: string): string {
-  return url.includes('=') ? url.replace(SECRET_QUERY_PARAMETER, '$1[REDACTED]') : url;
+  return url.replace(SECRET_QUERY_PARAMETER, '$1[REDACTED]').replace(CALENDAR_FEED_PATH, '$1[REDACTED]$2');
 }
 
 interface LoggedRequest extends IncomingMessage {

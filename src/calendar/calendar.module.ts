@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { CalendarController, CalendarFeedController } from './calendar.controller';
+import { CalendarFeeds } from './calendar-feeds.service';
+import { CalendarRepository } from './calendar.repository';
+
+/** The calendar feed of task deadlines (CONTRACT §5.4); its SQL takes the task listing rule from access. */
+@Module({
+  controllers: [CalendarFeedController, CalendarController],
+  providers: [CalendarRepository, CalendarFeeds],
+})
+export class CalendarModule {}

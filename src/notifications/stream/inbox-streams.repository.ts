@@ -1,0 +1,135 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AuthUser } from '../../common/decorators/current-user.decorator';
+import { isoSql } from '../../common/utils/time';
+import { one, rows } from '../../database/sql';
+import { InboxRow } from '../notifications.mapper';
+import { INBOX_COLUMNS } from '../notifications.repository';
+
+/** Open streams per user, across instances (CONTRACT §5.5). */
+export const MAX_STREAMS_PER_USER = 5;
+/** Items one replay sends at most (Last-Event-ID far behind, or a catch-up after a listener outage). */
+export const MAX_REPLAY_ITEMS = 500;
+
+/** New inbox items of a user, oldest first, with the unread count on every row (one row with id null: none). */
+export type InboxChangeRow = { unreadCount: number } & (InboxRow | { [K in keyof InboxRow]: null });
+
+const ITEMS_WITH_COUNT = (itemFilter: string) => `
+  SELECT u.count AS "unreadCount", p.*
+    FROM (SELECT count(*)::int AS count FROM notifications
+           WHERE user_id = $1 AND status = 'SENT' AND read_at IS NULL) u
+    LEFT JOIN LATERAL (
+      SELECT ${INBOX_COLUMNS}, n.created_at AS sort_at FROM notifications n
+       WHERE n.user_id = $1 AND n.status = 'SENT' AND ${itemFilter}
+       ORDER BY n.created_at, n.id
+       LIMIT ${MAX_REPLAY_ITEMS}
+    ) p ON true
+   ORDER BY p.sort_at, p.id`;
+
+/** The open streams (one row each, leased by their instance) and the single-use tickets that open them. */
+@Injectable()
+export class InboxStreamsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * Records an open stream unless the user has MAX_STREAMS_PER_USER live ones (leases not expired) on any
+   * instance; the stream's id, or null at the limit or for an inactive user. A transaction-scoped advisory
+   * lock per user makes concurrent opens count one after another.
+   */
+  open(userId: string, instanceId: string, leaseMs: number): Promise<string | null> {
+    return this.dataSource.transaction(async (manager) => {
+      await rows(
+        manager,
+        `SELECT pg_advisory_xact_lock(hashtextextended('notification_streams:' || $1, 0))`,
+        [userId],
+      );
+      const row = await one<{ id: string }>(
+        manager,
+        `INSERT INTO notification_streams (user_id, instance_id, token_version, expires_at)
+         SELECT u.id, $2, u.token_version, now() + $3 * interval '1 millisecond'
+           FROM users u
+          WHERE u.id = $1 AND u.is_active
+            AND (SELECT count(*) FROM notification_streams s WHERE s.user_id = $1 AND s.expires_at > now()) < $4
+         RETURNING id`,
+        [userId, instanceId, leaseMs, MAX_STREAMS_PER_USER],
+      );
+      return row?.id ?? null;
+    });
+  }
+
+  /**
+   * Renews the lease of the streams `ids` whose user is still active with the token version of the stream's
+   * start; answers those, so the others (tokens revoked, user deactivated or deleted) end.
+   */
+  async renew(ids: string[], leaseMs: number): Promise<Set<string>> {
+    const renewed = await rows<{ id: string }>(
+      this.dataSource,
+      `UPDATE notification_streams s SET expires_at = now() + $2 * interval '1 millisecond'
+         FROM users u
+        WHERE s.id = ANY($1::uuid[]) AND u.id = s.user_id AND u.is_active AND u.token_version = s.token_version
+        RETURNING s.id`,
+      [ids, leaseMs],
+    );
+    return new Set(renewed.map((row) => row.id));
+  }
+
+  async close(ids: string[]): Promise<void> {
+    // Expired rows of any instance go too: a crashed instance leaves its rows behind.
+    await rows(
+      this.dataSource,
+      `DELETE FROM notification_streams WHERE id = ANY($1::uuid[]) OR expires_at < now() - interval '1 hour'`,
+      [ids],
+    );
+  }
+
+  /** The unread count and the user's SENT notifications among `ids`, oldest first. */
+  itemsByIds(userId: string, ids: string[]): Promise<InboxChangeRow[]> {
+    return rows(this.dataSource, ITEMS_WITH_COUNT('n.id = ANY($2::uuid[])'), [userId, ids]);
+  }
+
+  /**
+   * The unread count and the user's notifications after `afterId` by (createdAt, id), oldest first; none
+   * when `afterId` names no notification of the user's inbox.
+   */
+  itemsAfter(userId: string, afterId: string): Promise<InboxChangeRow[]> {
+    return rows(
+      this.dataSource,
+      ITEMS_WITH_COUNT(
+        `(n.created_at, n.id) > (SELECT a.created_at, a.id FROM notifications a
+                                  WHERE a.id = $2 AND a.user_id = $1 AND a.status = 'SENT')`,
+      ),
+      [userId, afterId],
+    );
+  }
+
+  /** Stores a ticket (its hash) for the user's current token version; drops the user's expired ones. */
+  async createTicket(userId: string, ticketHash: Buffer, ttlMs: number): Promise<string> {
+    const row = await one<{ expiresAt: string }>(
+      this.dataSource,
+      `WITH expired AS (
+         DELETE FROM notification_stream_tickets WHERE user_id = $1 AND expires_at <= now()
+       )
+       INSERT INTO notification_stream_tickets (ticket_hash, user_id, token_version, expires_at)
+       SELECT $2, u.id, u.token_version, now() + $3 * interval '1 millisecond' FROM users u WHERE u.id = $1
+       RETURNING ${isoSql('expires_at')} AS "expiresAt"`,
+      [userId, ticketHash, ttlMs],
+    );
+    return row!.expiresAt;
+  }
+
+  /**
+   * Uses up a ticket: deletes it and answers its user when it has not expired and the user is active with the
+   * same token version. Of concurrent redemptions only one deletes the row; the others find none.
+   */
+  redeemTicket(ticketHash: Buffer): Promise<AuthUser | null> {
+    return one<AuthUser>(
+      this.dataSource,
+      `DELETE FROM notification_stream_tickets t USING users u
+        WHERE t.ticket_hash = $1 AND t.expires_at > now()
+          AND u.id = t.user_id AND u.is_active AND u.token_version = t.token_version
+        RETURNING u.id, u.email, u.timezone`,
+      [ticketHash],
+    );
+  }
+}
