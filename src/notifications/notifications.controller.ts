@@ -31,6 +31,7 @@ import {
 } from './dto/notification.response';
 import { NotificationPrefsService } from './notification-prefs.service';
 import { NotificationsService } from './notifications.service';
+import { EntityTagged } from '../common/http/entity-tags';
 
 @ApiTags('notifications')
 @ApiBearerAuth()
@@ -40,6 +41,7 @@ export class NotificationsController {
   constructor(private readonly notifications: NotificationsService) {}
 
   @Get()
+  @EntityTagged()
   @ApiOkResponse({ type: NotificationPageDto })
   @ApiBadRequestResponse({
     type: ErrorResponse,

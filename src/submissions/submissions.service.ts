@@ -16,7 +16,9 @@ import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submissio
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { Submission } from './entities/submission.entity';
 import { toListEntryResponse, toSubmissionResponse } from './submissions.mapper';
-import { SubmissionsRepository } from './submissions.repository';
+import { SubmissionsRepository, UpsertRow } from './submissions.repository';
+import { assertIfMatch, IfMatchTags } from '../common/http/entity-tags';
+import { Db } from '../database/sql';
 
 /** The global validation pipe, for a body that is judged after the access check. */
 const BODY_PIPE = createValidationPipe();
@@ -46,16 +48,39 @@ export class SubmissionsService {
    * `@TaskRoute({ inStatement: true })`); otherwise AccessService tells why not (404, 403), and a task that
    * became visible meanwhile is written by a second try.
    */
-  async upsertMine(taskId: string, userId: string, body: unknown): Promise<SubmissionResponse> {
+  async upsertMine(
+    taskId: string,
+    userId: string,
+    body: unknown,
+    ifMatch?: IfMatchTags,
+  ): Promise<SubmissionResponse> {
     const { content } = await this.upsertBody(taskId, userId, body);
+    if (ifMatch) return this.upsertMineIfMatch(taskId, userId, content, ifMatch);
     let row = await this.submissions.upsertMine(taskId, userId, content);
     if (!row) {
       await this.access.requireTaskAccess(taskId, userId);
       row = await this.submissions.upsertMine(taskId, userId, content);
-      if (!row) throw AppError.notFound('Task');
     }
-    assertSubmissionWritable(row);
-    return toSubmissionResponse(row as Submission, (row.attachments ?? []).map(storedAttachmentFromJson));
+    return upsertResponse(row);
+  }
+
+  /**
+   * With If-Match: access first (a 412 would tell a stranger that the task exists), then the caller's
+   * submission is locked, compared with the tag of what GET submissions/me answers, and written in one
+   * transaction. Without a submission nothing is current: any tag, `*` too, answers 412 (RFC 9110).
+   */
+  private async upsertMineIfMatch(
+    taskId: string,
+    userId: string,
+    content: string | null,
+    ifMatch: IfMatchTags,
+  ): Promise<SubmissionResponse> {
+    await this.access.requireTaskAccess(taskId, userId);
+    return this.dataSource.transaction(async (manager) => {
+      const current = await this.submissions.findMine(manager, taskId, userId, true);
+      assertIfMatch(ifMatch, current && (await this.withAttachments(current, manager)));
+      return upsertResponse(await this.submissions.upsertMine(taskId, userId, content, manager));
+    });
   }
 
   /**
@@ -169,8 +194,15 @@ export class SubmissionsService {
     });
   }
 
-  private async withAttachments(submission: Submission): Promise<SubmissionResponse> {
-    const attachments = await this.submissions.attachments(this.dataSource, submission.id);
+  private async withAttachments(submission: Submission, db: Db = this.dataSource): Promise<SubmissionResponse> {
+    const attachments = await this.submissions.attachments(db, submission.id);
     return toSubmissionResponse(submission, attachments);
   }
+}
+
+/** The answer of an upsert, whose statement found no task the caller may write when it answers no row. */
+function upsertResponse(row: UpsertRow | null): SubmissionResponse {
+  if (!row) throw AppError.notFound('Task');
+  assertSubmissionWritable(row);
+  return toSubmissionResponse(row as Submission, (row.attachments ?? []).map(storedAttachmentFromJson));
 }
