@@ -6,6 +6,7 @@ import {
   getSchemaPath,
   OpenAPIObject,
   OperationObject,
+  SchemaObject,
   SwaggerModule,
 } from '@nestjs/swagger';
 import helmet from 'helmet';
@@ -117,16 +118,8 @@ const WRITE_METHODS = ['post', 'put', 'patch'];
 function documentSafeRetries(document: OpenAPIObject): void {
   for (const operations of Object.values(document.paths)) {
     for (const [method, operation] of Object.entries(operations as Record<string, OperationObject>)) {
-      const success = Object.entries(operation.responses ?? {}).filter(([status]) => /^2/.test(status));
       if (operation.responses['304'] || operation.responses['412']) {
-        for (const [, response] of success) {
-          if (!('$ref' in response)) {
-            response.headers = {
-              ...response.headers,
-              ETag: { description: 'Strong tag of this answer', schema: { type: 'string' } },
-            };
-          }
-        }
+        addSuccessHeader(operation, 'ETag', 'Strong tag of this answer', { type: 'string' });
       }
       const authenticated = !(Array.isArray(operation.security) && operation.security.length === 0);
       if (!authenticated || !WRITE_METHODS.includes(method)) continue;
@@ -141,23 +134,31 @@ function documentSafeRetries(document: OpenAPIObject): void {
           schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
         },
       ];
-      for (const [, response] of success) {
-        if (!('$ref' in response)) {
-          response.headers = {
-            ...response.headers,
-            'Idempotent-Replayed': {
-              description: '`true` on an answer kept from the first request with this Idempotency-Key',
-              schema: { type: 'string', enum: ['true'] },
-            },
-          };
-        }
-      }
+      addSuccessHeader(
+        operation,
+        'Idempotent-Replayed',
+        '`true` on an answer kept from the first request with this Idempotency-Key',
+        { type: 'string', enum: ['true'] },
+      );
       operation.responses['409'] ??= {
         description: 'CONFLICT: a request with this Idempotency-Key is still in progress',
       };
       operation.responses['422'] = {
         description: 'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used for another request',
       };
+    }
+  }
+}
+
+function addSuccessHeader(
+  operation: OperationObject,
+  name: string,
+  description: string,
+  schema: SchemaObject,
+): void {
+  for (const [status, response] of Object.entries(operation.responses)) {
+    if (/^2/.test(status) && response && !('$ref' in response)) {
+      response.headers = { ...response.headers, [name]: { description, schema } };
     }
   }
 }

@@ -53,10 +53,16 @@ export class ClassesService {
 
   /** Under the class lock, so a concurrent demotion or removal of the caller is seen (then 403, no change). */
   /** `ifMatch`: checked against the class as the caller's GET shows it, under the class row's lock. */
-  update(userId: string, classId: string, dto: UpdateClassDto, ifMatch?: IfMatchTags): Promise<ClassSummaryRow> {
+  update(
+    userId: string,
+    classId: string,
+    dto: UpdateClassDto,
+    ifMatch?: IfMatchTags,
+  ): Promise<ClassSummaryRow> {
     return this.dataSource.transaction(async (manager) => {
       await this.access.lockClassRole(manager, classId, userId, MANAGER_ROLES);
-      if (ifMatch) assertIfMatch(ifMatch, toClassSummary(await this.classes.getSummary(manager, userId, classId)));
+      if (ifMatch)
+        assertIfMatch(ifMatch, toClassSummary(await this.classes.getSummary(manager, userId, classId)));
       const changes: ClassChanges = {};
       if (dto.name !== undefined) changes.name = dto.name;
       if (dto.description !== undefined) changes.description = dto.description;

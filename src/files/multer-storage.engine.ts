@@ -23,18 +23,20 @@ export function fileStorageEngine(storage: FileStorage, maxBytes: number): Stora
         },
       });
       // Errors reach storage.put through `hashing`; a failed store destroys the part's stream as before.
-      storage.put(
-        pipeline(file.stream, hashing, () => undefined),
-        maxBytes,
-      ).then(
-        (stored) =>
-          callback(null, {
-            key: stored.key,
-            size: stored.sizeBytes,
-            sha256: hash.digest('hex'),
-          } as Partial<UploadedFileInfo>),
-        (error: unknown) => callback(error as Error),
-      );
+      storage
+        .put(
+          pipeline(file.stream, hashing, () => undefined),
+          maxBytes,
+        )
+        .then(
+          (stored) =>
+            callback(null, {
+              key: stored.key,
+              size: stored.sizeBytes,
+              sha256: hash.digest('hex'),
+            } as Partial<UploadedFileInfo>),
+          (error: unknown) => callback(error as Error),
+        );
     },
     _removeFile(_req: Request, file: Express.Multer.File, callback) {
       const key = (file as UploadedFileInfo).key;

@@ -54,7 +54,11 @@ export class IdempotencyKeysRepository {
    * The claim's time, which identifies it (as text: a Date would drop the microseconds); null when another
    * request holds the key.
    */
-  async claim(claim: KeyClaim, retentionSeconds: number, abandonedAfterSeconds: number): Promise<string | null> {
+  async claim(
+    claim: KeyClaim,
+    retentionSeconds: number,
+    abandonedAfterSeconds: number,
+  ): Promise<string | null> {
     const row = await one<{ claimedAt: string }>(this.dataSource, CLAIM, [
       claim.userId,
       claim.key,

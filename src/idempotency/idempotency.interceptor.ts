@@ -6,7 +6,12 @@ import { AppError, ErrorCode } from '../common/errors/app-error';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { IdempotencyKeysRepository, KeptKey, KeyClaim } from './idempotency-keys.repository';
-import { FilePart, jsonFingerprint, multipartFingerprint, readMultipartFingerprint } from './request-fingerprint';
+import {
+  FilePart,
+  jsonFingerprint,
+  multipartFingerprint,
+  readMultipartFingerprint,
+} from './request-fingerprint';
 
 /** How long a key's first answer is kept (CONTRACT §5.6). */
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
@@ -60,7 +65,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
     };
     // A second round when the holder released the key between our claim and our read.
     for (let round = 0; round < 2; round += 1) {
-      const claimedAt = await this.keys.claim(claim, IDEMPOTENCY_RETENTION_SECONDS, this.abandonedAfterSeconds);
+      const claimedAt = await this.keys.claim(
+        claim,
+        IDEMPOTENCY_RETENTION_SECONDS,
+        this.abandonedAfterSeconds,
+      );
       if (claimedAt) {
         this.keepAnswer(request, response, claim, claimedAt, multipart);
         return next.handle();
@@ -111,7 +120,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     let settled = false;
     response.send = (body?: unknown) => {
       // An object goes through res.json, which serialises it and comes back here with the text.
-      if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body)) return response.json(body);
+      if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body))
+        return response.json(body);
       response.send = send;
       settled = true;
       void this.settle(request, response, claim, claimedAt, multipart, body).finally(() => send(body));
@@ -132,7 +142,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ): Promise<void> {
     const status = response.statusCode;
     // A refused upload was not read to its end: its fingerprint is unknown, so its key is not kept either.
-    if (status >= 500 || status === 429 || (multipart && status >= 400)) return this.release(claim, claimedAt);
+    if (status >= 500 || status === 429 || (multipart && status >= 400))
+      return this.release(claim, claimedAt);
     try {
       const contentType = response.getHeader('Content-Type');
       await this.keys.complete(claim.userId, claim.key, claimedAt, {
@@ -176,4 +187,5 @@ function uploadFingerprint(request: Request): string {
 const reused = (): AppError =>
   new AppError(ErrorCode.IDEMPOTENCY_KEY_REUSED, 'This Idempotency-Key was used for another request');
 
-const inFlight = (): AppError => AppError.conflict('A request with this Idempotency-Key is still in progress');
+const inFlight = (): AppError =>
+  AppError.conflict('A request with this Idempotency-Key is still in progress');

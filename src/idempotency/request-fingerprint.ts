@@ -24,7 +24,8 @@ export const jsonFingerprint = (body: unknown): string => hashOf(body ?? null);
 export const multipartFingerprint = (fields: [string, string][], files: FilePart[]): string =>
   hashOf({ fields: [...fields].sort(), files: [...files].sort(byField) });
 
-const byField = (a: FilePart, b: FilePart): number => a.field.localeCompare(b.field) || a.sha256.localeCompare(b.sha256);
+const byField = (a: FilePart, b: FilePart): number =>
+  a.field.localeCompare(b.field) || a.sha256.localeCompare(b.sha256);
 
 /**
  * The multipart fingerprint of a request whose body nobody has read yet (a repeat that will not run): the

@@ -194,7 +194,10 @@ export class SubmissionsService {
     });
   }
 
-  private async withAttachments(submission: Submission, db: Db = this.dataSource): Promise<SubmissionResponse> {
+  private async withAttachments(
+    submission: Submission,
+    db: Db = this.dataSource,
+  ): Promise<SubmissionResponse> {
     const attachments = await this.submissions.attachments(db, submission.id);
     return toSubmissionResponse(submission, attachments);
   }
