@@ -34,7 +34,7 @@ const {
 const { seedMain, seedRoster } = require('./lib/seed');
 const { ROOT, TMP_DIR, buildIfNeeded, sleep, startServer } = require('./lib/server');
 const { bearer } = require('./lib/tokens');
-const { cycle, throughputScenarios } = require('./lib/workloads');
+const { conditionalScenarios, cycle, throughputScenarios } = require('./lib/workloads');
 
 const SECTIONS = ['floor', 'counts', 'throughput', 'login', 'export', 'fanout', 'large'];
 const args = process.argv.slice(2);
@@ -261,7 +261,10 @@ async function mainServerSections(info) {
   log(`seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
   const scenarios = throughputScenarios(data);
   if (enabled('counts')) await countsSection(server, data);
-  if (enabled('throughput')) await throughputSection(server, scenarios);
+  if (enabled('throughput')) {
+    const conditional = await conditionalScenarios(server.port, scenarios, ['task', 'classTasks']);
+    await throughputSection(server, [...scenarios, ...conditional]);
+  }
   if (enabled('login')) await loginSection(server, data, scenarios);
   if (enabled('export')) await exportSection(server, data);
   // Last: its mails are still being written to the log for a while after the measurement.
