@@ -30,6 +30,7 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   cli: ['schools', 'settings', 'users'],
   files: ['access'],
   health: [],
+  idempotency: [],
   mail: [],
   notifications: ['access', 'mail'],
   schools: [],
