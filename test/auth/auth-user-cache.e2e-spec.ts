@@ -10,8 +10,8 @@ import {
   tokenFromMail,
   uniqueEmail,
 } from '../utils/accounts';
-import { createSharedDatabase, waitFor } from '../utils/notifications';
-import { createTestApp, TestApp } from '../utils/test-app';
+import { waitFor } from '../utils/notifications';
+import { createTestApp, TestApp, useTwoInstances } from '../utils/test-app';
 import { createUser, TEST_PASSWORD, TestUser } from '../utils/users';
 
 /** A change made elsewhere reaches an instance's cache through a notification: this long at most. */
@@ -172,20 +172,7 @@ describe('token-user cache: one instance', () => {
 });
 
 describe('token-user cache: two instances on one database', () => {
-  let database: { url: string; drop(): Promise<void> };
-  let first: TestApp;
-  let second: TestApp;
-  beforeAll(async () => {
-    database = await createSharedDatabase();
-    [first, second] = await Promise.all([
-      createTestApp({}, { databaseUrl: database.url }),
-      createTestApp({}, { databaseUrl: database.url }),
-    ]);
-  });
-  afterAll(async () => {
-    await Promise.all([first.close(), second.close()]);
-    await database.drop();
-  });
+  const [first, second] = useTwoInstances();
 
   /**
    * Passport keeps one strategy per name for the whole process, the one of the last app built; in production

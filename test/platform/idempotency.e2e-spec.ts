@@ -3,9 +3,8 @@ import { IdempotencyCleanupService } from '../../src/idempotency/idempotency-cle
 import { waitForLockWaiters } from '../utils/database';
 import { apiError } from '../utils/expect';
 import { storedFileKeys } from '../utils/files';
-import { createSharedDatabase } from '../utils/notifications';
 import { createClassWithRoles, createTask } from '../utils/tasks';
-import { createTestApp, TestApp, useTestApp } from '../utils/test-app';
+import { TestApp, useTestApp, useTwoInstances } from '../utils/test-app';
 import { TestUser } from '../utils/users';
 
 const newKey = (): string => `key-${randomBytes(8).toString('hex')}`;
@@ -273,20 +272,7 @@ describe('Idempotency-Key (CONTRACT §5.6)', () => {
 });
 
 describe('Idempotency-Key on two instances of one database', () => {
-  let database: { url: string; drop(): Promise<void> };
-  let first: TestApp;
-  let second: TestApp;
-  beforeAll(async () => {
-    database = await createSharedDatabase();
-    [first, second] = await Promise.all([
-      createTestApp({}, { databaseUrl: database.url }),
-      createTestApp({}, { databaseUrl: database.url }),
-    ]);
-  });
-  afterAll(async () => {
-    await Promise.all([first?.close(), second?.close()]);
-    await database?.drop();
-  });
+  const [first, second] = useTwoInstances();
 
   it('concurrent repeats on both instances run the request once', async () => {
     const { owner } = await createClassWithRoles(first);

@@ -99,3 +99,30 @@ export function useTestApp(env: Record<string, string> = {}): TestApp {
     beforeAllTests(() => createTestApp(env)),
   );
 }
+
+/**
+ * Two instances of the app on one database of their own (as behind a load balancer), for the tests of the
+ * enclosing describe (or file): booted before them, closed and the database dropped after them.
+ */
+export function useTwoInstances(env: Record<string, string> = {}): [TestApp, TestApp] {
+  const current = beforeAllTests(async () => {
+    const adminUrl = process.env.TEST_ADMIN_DATABASE_URL!;
+    const database = await createTestDatabase(adminUrl, process.env.TEST_TEMPLATE_DATABASE!);
+    const databaseUrl = withDatabase(adminUrl, database);
+    const apps = await Promise.all([
+      createTestApp(env, { databaseUrl }),
+      createTestApp(env, { databaseUrl }),
+    ]);
+    return {
+      apps,
+      async close() {
+        await Promise.all(apps.map((app) => app.close()));
+        await dropTestDatabase(adminUrl, database);
+      },
+    };
+  });
+  return [
+    lateBound('The first instance', () => current()?.apps[0]),
+    lateBound('The second instance', () => current()?.apps[1]),
+  ];
+}
