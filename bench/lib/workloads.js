@@ -7,8 +7,8 @@ const { bearer } = require('./tokens');
 const cycle = (list, n, make) => Array.from({ length: n }, (_, i) => make(list[i % list.length], i));
 
 /**
- * Each scenario: key, name, target ({ratio, p99}) and variants, the requests autocannon takes in turn
- * (several users' tokens, several tasks).
+ * Each scenario: key, name, target ({ratio, p99}), status (the answer every request must get, 200 unless
+ * said) and variants, the requests autocannon takes in turn (several users' tokens, several tasks).
  */
 function throughputScenarios(data) {
   const auth = (user) => ({ authorization: bearer(user.id) });
@@ -75,7 +75,12 @@ async function conditionalScenarios(port, scenarios, keys) {
       if (answer.status !== 200 || !answer.etag) throw new Error(`${variant.path}: no ETag (${answer.status})`);
       variants.push({ ...variant, headers: { ...variant.headers, 'if-none-match': answer.etag } });
     }
-    conditional.push({ key: `${scenario.key}304`, name: `${scenario.name}, If-None-Match → 304`, variants });
+    conditional.push({
+      key: `${scenario.key}304`,
+      name: `${scenario.name}, If-None-Match → 304`,
+      status: 304,
+      variants,
+    });
   }
   return conditional;
 }
