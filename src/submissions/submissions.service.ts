@@ -14,9 +14,8 @@ import { GradeSubmissionDto } from './dto/grade-submission.dto';
 import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
 import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submission.response';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
-import { Submission } from './entities/submission.entity';
 import { toListEntryResponse, toSubmissionResponse } from './submissions.mapper';
-import { SubmissionsRepository, UpsertRow } from './submissions.repository';
+import { SubmissionRow, SubmissionsRepository, UpsertRow } from './submissions.repository';
 import { assertIfMatch, IfMatchTags } from '../common/http/entity-tags';
 import { Db } from '../database/sql';
 
@@ -195,7 +194,7 @@ export class SubmissionsService {
   }
 
   private async withAttachments(
-    submission: Submission,
+    submission: SubmissionRow,
     db: Db = this.dataSource,
   ): Promise<SubmissionResponse> {
     const attachments = await this.submissions.attachments(db, submission.id);
@@ -207,5 +206,5 @@ export class SubmissionsService {
 function upsertResponse(row: UpsertRow | null): SubmissionResponse {
   if (!row) throw AppError.notFound('Task');
   assertSubmissionWritable(row);
-  return toSubmissionResponse(row as Submission, (row.attachments ?? []).map(storedAttachmentFromJson));
+  return toSubmissionResponse(row as SubmissionRow, (row.attachments ?? []).map(storedAttachmentFromJson));
 }

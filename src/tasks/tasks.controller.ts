@@ -64,7 +64,7 @@ export class TasksController {
   @EntityTagged()
   @ApiOperation({
     summary: 'Tasks visible to the caller across all their classes',
-    description: 'Nearest deadline first, tasks without deadline last.',
+    description: 'Nearest own deadline (myDueAt) first, tasks without deadline last.',
   })
   @ApiOkResponse({ type: [MyTaskSummaryResponse] })
   mine(@CurrentUser() user: AuthUser): Promise<MyTaskSummaryResponse[]> {

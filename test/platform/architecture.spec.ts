@@ -36,7 +36,7 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   schools: [],
   settings: [],
   submissions: ['access', 'classes', 'files'],
-  tasks: ['access', 'ai', 'classes', 'files'],
+  tasks: ['access', 'ai', 'classes', 'files', 'notifications'],
   users: ['classes', 'schools'],
 };
 

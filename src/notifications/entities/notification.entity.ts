@@ -3,6 +3,7 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeor
 export enum NotificationType {
   TASK_PUBLISHED = 'TASK_PUBLISHED',
   TASK_DUE_REMINDER = 'TASK_DUE_REMINDER',
+  TASK_EXTENDED = 'TASK_EXTENDED',
 }
 
 /** PENDING until the dispatcher has routed it to the recipient's channels; only SENT ones are in the inbox. */
@@ -40,6 +41,10 @@ export class Notification {
 
   @Column({ type: 'timestamptz', nullable: true })
   dueAt: Date | null;
+
+  /** TASK_EXTENDED: the member's new deadline (dueAt stays the class-wide one); null for other types. */
+  @Column({ type: 'timestamptz', nullable: true })
+  myDueAt: Date | null;
 
   /** The reminder offset (hours before dueAt); null for TASK_PUBLISHED. */
   @Column({ type: 'double precision', nullable: true })
