@@ -72,7 +72,8 @@ async function conditionalScenarios(port, scenarios, keys) {
     const variants = [];
     for (const variant of scenario.variants) {
       const answer = await request(port, variant.path, { headers: variant.headers });
-      if (answer.status !== 200 || !answer.etag) throw new Error(`${variant.path}: no ETag (${answer.status})`);
+      if (answer.status !== 200 || !answer.etag)
+        throw new Error(`${variant.path}: no ETag (${answer.status})`);
       variants.push({ ...variant, headers: { ...variant.headers, 'if-none-match': answer.etag } });
     }
     conditional.push({
