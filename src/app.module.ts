@@ -7,6 +7,7 @@ import { AiModule } from './ai/ai.module';
 import { AuthModule } from './auth/auth.module';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
 import { ClassesModule } from './classes/classes.module';
+import { CommentsModule } from './comments/comments.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { DatabaseOutageModule } from './common/errors/database-outage';
 import { EntityTagInterceptor } from './common/http/entity-tags';
@@ -50,6 +51,7 @@ export class AppModule {
         AiModule,
         SubmissionsModule,
         NotificationsModule,
+        CommentsModule,
         IdempotencyModule,
       ],
       providers: [

@@ -23,7 +23,7 @@ import { TaskNotices } from './production/task-notices';
 
 /**
  * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth and the
- * task notices that writes of tasks produce.
+ * task notices that writes of other modules produce (task extensions, comments).
  */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.

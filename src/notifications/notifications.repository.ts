@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { memberDueAtSql, memberSeesTaskSql } from '../access/task-rules.sql';
 import { isoSql } from '../common/utils/time';
-import { Db, one, Prepared, rows } from '../database/sql';
+import { affected, Db, one, Prepared, rows } from '../database/sql';
 import { NotificationChannelName } from './entities/notification-pref.entity';
 import { InboxRow, PrefRow } from './notifications.mapper';
 
@@ -232,6 +232,38 @@ const EXTENDED_SQL = `
     JOIN users u ON u.id = e.user_id AND u.is_active
    WHERE e.task_id = $1 AND e.user_id = $2 AND ${VISIBLE_TASK}`;
 
+/** Longest part of a comment quoted in its notification's text. */
+const COMMENT_EXCERPT_LENGTH = 200;
+
+/**
+ * TASK_COMMENT for comment `$1`: to the OWNER and ADMINs of the task's class, and to the author of the comment
+ * it replies to while that author can see the task; never to the comment's own author. Active members only,
+ * as for the other types. The text quotes the comment, white space folded, cut at COMMENT_EXCERPT_LENGTH.
+ */
+const COMMENT_SQL = `
+  INSERT INTO notifications
+    (user_id, type, task_id, class_id, task_title, class_name, start_at, due_at, comment_id, title, content)
+  SELECT m.user_id, 'TASK_COMMENT', t.id, t.class_id, t.title, c.name, t.start_at, t.due_at, k.id,
+         CASE WHEN m.user_id = r.author_id
+              THEN format('%s replied to your comment on %s', author.name, t.title)
+              ELSE format('New comment on %s', t.title) END,
+         format('%s commented on "%s" in %s: %s', author.name, t.title, c.name,
+                CASE WHEN length(excerpt.text) > ${COMMENT_EXCERPT_LENGTH}
+                     THEN left(excerpt.text, ${COMMENT_EXCERPT_LENGTH - 1}) || '…' ELSE excerpt.text END)
+    FROM task_comments k
+    JOIN tasks t ON t.id = k.task_id
+    JOIN classes c ON c.id = t.class_id
+    CROSS JOIN LATERAL (
+      SELECT coalesce(a.nickname, 'A class member') AS name FROM users a WHERE a.id = k.author_id
+    ) author
+    CROSS JOIN LATERAL (SELECT regexp_replace(k.content, '[[:space:]]+', ' ', 'g') AS text) excerpt
+    LEFT JOIN task_comments r ON r.id = k.reply_to_id
+    JOIN class_members m ON m.class_id = t.class_id
+    JOIN users u ON u.id = m.user_id AND u.is_active
+   WHERE k.id = $1 AND m.user_id <> k.author_id
+     AND (m.role <> 'MEMBER' OR (m.user_id = r.author_id AND ${memberSeesTaskSql('t')}))
+  ON CONFLICT DO NOTHING`;
+
 export interface ProductionBatch {
   tasks: number;
   notifications: number;
@@ -370,6 +402,11 @@ export class NotificationsRepository {
   /** TASK_EXTENDED for the member's extension, in the transaction of `db` (see EXTENDED_SQL). */
   async produceExtended(db: Db, taskId: string, userId: string): Promise<void> {
     await rows(db, EXTENDED_SQL, [taskId, userId]);
+  }
+
+  /** TASK_COMMENT notifications of a new comment, in the transaction of `db`; answers how many. */
+  commentPosted(db: Db, commentId: string): Promise<number> {
+    return affected(db, COMMENT_SQL, [commentId]);
   }
 
   /** Routes one batch of PENDING notifications (see DISPATCH_SQL). */

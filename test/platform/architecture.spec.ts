@@ -28,6 +28,7 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   auth: ['mail', 'notifications', 'settings', 'users'],
   classes: ['access', 'files'],
   cli: ['schools', 'settings', 'users'],
+  comments: ['access', 'notifications'],
   files: ['access'],
   health: [],
   idempotency: [],

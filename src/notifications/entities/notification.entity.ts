@@ -4,6 +4,7 @@ export enum NotificationType {
   TASK_PUBLISHED = 'TASK_PUBLISHED',
   TASK_DUE_REMINDER = 'TASK_DUE_REMINDER',
   TASK_EXTENDED = 'TASK_EXTENDED',
+  TASK_COMMENT = 'TASK_COMMENT',
 }
 
 /** PENDING until the dispatcher has routed it to the recipient's channels; only SENT ones are in the inbox. */
@@ -49,6 +50,10 @@ export class Notification {
   /** The reminder offset (hours before dueAt); null for TASK_PUBLISHED. */
   @Column({ type: 'double precision', nullable: true })
   hoursBefore: number | null;
+
+  /** The comment of a TASK_COMMENT; deleting the comment deletes the notification. */
+  @Column({ type: 'uuid', nullable: true })
+  commentId: string | null;
 
   @Column({ type: 'text' })
   title: string;

@@ -14,4 +14,12 @@ export class TaskNotices {
   extended(db: Db, taskId: string, userId: string): Promise<void> {
     return this.notifications.produceExtended(db, taskId, userId);
   }
+
+  /**
+   * TASK_COMMENT for the comment just written: to the class's OWNER and ADMINs and the author of the comment
+   * it answers, never its own author (see COMMENT_SQL); answers how many.
+   */
+  commentPosted(db: Db, commentId: string): Promise<number> {
+    return this.notifications.commentPosted(db, commentId);
+  }
 }
