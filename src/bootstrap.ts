@@ -6,6 +6,7 @@ import {
   getSchemaPath,
   OpenAPIObject,
   OperationObject,
+  SchemaObject,
   SwaggerModule,
 } from '@nestjs/swagger';
 import helmet from 'helmet';
@@ -58,7 +59,7 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
   app.use(helmet({ contentSecurityPolicy: false, crossOriginResourcePolicy: false }));
   app.enableCors({
     origin: config.corsOrigins,
-    exposedHeaders: ['X-Request-Id', 'Retry-After', 'Content-Disposition'],
+    exposedHeaders: ['X-Request-Id', 'Retry-After', 'Content-Disposition', 'ETag', 'Idempotent-Replayed'],
   });
   app.useGlobalPipes(createValidationPipe());
   setupOpenApi(app);
@@ -78,6 +79,7 @@ function setupOpenApi(app: NestExpressApplication): void {
     { extraModels: [ErrorResponse] },
   );
   documentPlatformRules(document);
+  documentSafeRetries(document);
   documentErrorBodies(document);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
 }
@@ -101,6 +103,62 @@ function documentPlatformRules(document: OpenAPIObject): void {
       if (body && 'content' in body && body.content['application/json'] && !operation.responses['413']) {
         operation.responses['413'] = { description: 'PAYLOAD_TOO_LARGE: JSON body over 1 MiB' };
       }
+    }
+  }
+}
+
+const WRITE_METHODS = ['post', 'put', 'patch'];
+
+/**
+ * CONTRACT §5.6 as the platform applies it: `Idempotency-Key` on every authenticated POST, PUT and PATCH (the
+ * global IdempotencyInterceptor, which no route states), with its 409 and 422 and the `Idempotent-Replayed`
+ * header of a replay; the `ETag` of every answer of a route that documents a 304 or a 412
+ * (`@EntityTagged()`, `@IfMatchRoute()`).
+ */
+function documentSafeRetries(document: OpenAPIObject): void {
+  for (const operations of Object.values(document.paths)) {
+    for (const [method, operation] of Object.entries(operations as Record<string, OperationObject>)) {
+      if (operation.responses['304'] || operation.responses['412']) {
+        addSuccessHeader(operation, 'ETag', 'Strong tag of this answer', { type: 'string' });
+      }
+      const authenticated = !(Array.isArray(operation.security) && operation.security.length === 0);
+      if (!authenticated || !WRITE_METHODS.includes(method)) continue;
+      operation.parameters = [
+        ...(operation.parameters ?? []),
+        {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Makes a retry safe: the first answer is kept 24 h per user and key and answered again to a repeat',
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+        },
+      ];
+      addSuccessHeader(
+        operation,
+        'Idempotent-Replayed',
+        '`true` on an answer kept from the first request with this Idempotency-Key',
+        { type: 'string', enum: ['true'] },
+      );
+      operation.responses['409'] ??= {
+        description: 'CONFLICT: a request with this Idempotency-Key is still in progress',
+      };
+      operation.responses['422'] = {
+        description: 'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used for another request',
+      };
+    }
+  }
+}
+
+function addSuccessHeader(
+  operation: OperationObject,
+  name: string,
+  description: string,
+  schema: SchemaObject,
+): void {
+  for (const [status, response] of Object.entries(operation.responses)) {
+    if (/^2/.test(status) && response && !('$ref' in response)) {
+      response.headers = { ...response.headers, [name]: { description, schema } };
     }
   }
 }

@@ -39,6 +39,7 @@ function request(port, path, { method = 'GET', auth, body, json = false, headers
             status: res.statusCode,
             bytes,
             lines,
+            etag: res.headers.etag,
             ms: Number(process.hrtime.bigint() - started) / 1e6,
             body: json && bytes ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined,
           }),

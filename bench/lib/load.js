@@ -17,7 +17,8 @@ const percentile = (values, p) => {
  * Drives the server with autocannon. `variants`: requests ({ path, method, headers, body }) taken in turn,
  * e.g. one per bench user, so several users' tokens are used. Options: connections (32), duration in s (10),
  * overallRate (requests per second over all connections; none = as fast as the server answers).
- * Answers { rps, p50, p99, total, non2xx, errors, timeouts, statusCodes }; rps counts 2xx answers only.
+ * Answers { rps, p50, p99, total, non2xx, errors, timeouts, statusCodes }; rps counts 2xx answers and 304
+ * (the answer of the conditional scenarios), non2xx the others.
  */
 async function load(port, variants, { connections = 32, duration = 10, overallRate } = {}) {
   let next = 0;
@@ -48,13 +49,14 @@ async function load(port, variants, { connections = 32, duration = 10, overallRa
   const statusCodes = Object.fromEntries(
     Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, Number(count)]),
   );
-  const ok = result['2xx'];
+  const notModified = statusCodes[304] ?? 0;
+  const ok = result['2xx'] + notModified;
   return {
     rps: ok / result.duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
     total: result.requests.total,
-    non2xx: result.non2xx,
+    non2xx: result.non2xx - notModified,
     errors: result.errors,
     timeouts: result.timeouts,
     statusCodes,

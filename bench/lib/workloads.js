@@ -1,13 +1,14 @@
 'use strict';
 /* The request mixes of the throughput scenarios, over the data of seed.js `seedMain`. */
+const { request } = require('./http');
 const { bearer } = require('./tokens');
 
 /** `n` items of `list` taken round-robin. */
 const cycle = (list, n, make) => Array.from({ length: n }, (_, i) => make(list[i % list.length], i));
 
 /**
- * Each scenario: key, name, target ({ratio, p99}) and variants, the requests autocannon takes in turn
- * (several users' tokens, several tasks).
+ * Each scenario: key, name, target ({ratio, p99}), status (the answer every request must get, 200 unless
+ * said) and variants, the requests autocannon takes in turn (several users' tokens, several tasks).
  */
 function throughputScenarios(data) {
   const auth = (user) => ({ authorization: bearer(user.id) });
@@ -61,4 +62,28 @@ function throughputScenarios(data) {
   ];
 }
 
-module.exports = { cycle, throughputScenarios };
+/**
+ * The conditional reads (CONTRACT §5.6): the scenarios of `keys` again, each request with the `If-None-Match`
+ * of its current answer, so every answer is a 304 without a body. The tags are read from the server first.
+ */
+async function conditionalScenarios(port, scenarios, keys) {
+  const conditional = [];
+  for (const scenario of scenarios.filter((s) => keys.includes(s.key))) {
+    const variants = [];
+    for (const variant of scenario.variants) {
+      const answer = await request(port, variant.path, { headers: variant.headers });
+      if (answer.status !== 200 || !answer.etag)
+        throw new Error(`${variant.path}: no ETag (${answer.status})`);
+      variants.push({ ...variant, headers: { ...variant.headers, 'if-none-match': answer.etag } });
+    }
+    conditional.push({
+      key: `${scenario.key}304`,
+      name: `${scenario.name}, If-None-Match → 304`,
+      status: 304,
+      variants,
+    });
+  }
+  return conditional;
+}
+
+module.exports = { conditionalScenarios, cycle, throughputScenarios };

@@ -28,6 +28,7 @@ import {
 } from './dto/class-fields.dto';
 import { ClassMemberResponse, ClassSummaryResponse, InviteCodeResponse } from './dto/class.response';
 import { ClassRole } from './entities/class-member.entity';
+import { EntityTagged, IfMatch, IfMatchRoute, IfMatchTags } from '../common/http/entity-tags';
 
 /** `:classId` is also checked by the ClassRoute guard; handlers that take the guard's access skip the param. */
 const PERSONAL = 'FORBIDDEN: the personal class';
@@ -78,6 +79,7 @@ export class ClassesController {
 
   @Get(':classId')
   @ClassRoute()
+  @EntityTagged()
   @ApiOperation({ summary: 'One class; caller must be a member' })
   @ApiOkResponse({ type: ClassSummaryResponse })
   async get(@classId() id: string, @CurrentUser() user: AuthUser): Promise<ClassSummaryResponse> {
@@ -86,6 +88,8 @@ export class ClassesController {
 
   @Patch(':classId')
   @ClassManagerRoute()
+  @EntityTagged()
+  @IfMatchRoute()
   @ApiOperation({ summary: 'Change name, description (null clears) or color; OWNER or ADMIN' })
   @ApiOkResponse({ type: ClassSummaryResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: INVALID_BODY })
@@ -93,8 +97,9 @@ export class ClassesController {
     @classId() id: string,
     @CurrentUser() user: AuthUser,
     @Body() dto: UpdateClassDto,
+    @IfMatch() ifMatch: IfMatchTags,
   ): Promise<ClassSummaryResponse> {
-    return toClassSummary(await this.classes.update(user.id, id, dto));
+    return toClassSummary(await this.classes.update(user.id, id, dto, ifMatch));
   }
 
   @Delete(':classId')

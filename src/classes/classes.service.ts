@@ -9,6 +9,8 @@ import { CreateClassDto, UpdateClassDto } from './dto/class-fields.dto';
 import { DEFAULT_CLASS_COLOR } from './entities/class.entity';
 import { ClassRole, MANAGER_ROLES } from './entities/class-member.entity';
 import { normalizeInviteCode, withFreshInviteCode } from './invite-code';
+import { assertIfMatch, IfMatchTags } from '../common/http/entity-tags';
+import { toClassSummary } from './classes.mapper';
 
 const ALREADY_A_MEMBER = (): AppError => AppError.conflict('You are already a member of this class');
 
@@ -50,9 +52,17 @@ export class ClassesService {
   }
 
   /** Under the class lock, so a concurrent demotion or removal of the caller is seen (then 403, no change). */
-  update(userId: string, classId: string, dto: UpdateClassDto): Promise<ClassSummaryRow> {
+  /** `ifMatch`: checked against the class as the caller's GET shows it, under the class row's lock. */
+  update(
+    userId: string,
+    classId: string,
+    dto: UpdateClassDto,
+    ifMatch?: IfMatchTags,
+  ): Promise<ClassSummaryRow> {
     return this.dataSource.transaction(async (manager) => {
       await this.access.lockClassRole(manager, classId, userId, MANAGER_ROLES);
+      if (ifMatch)
+        assertIfMatch(ifMatch, toClassSummary(await this.classes.getSummary(manager, userId, classId)));
       const changes: ClassChanges = {};
       if (dto.name !== undefined) changes.name = dto.name;
       if (dto.description !== undefined) changes.description = dto.description;

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { pipeline, Transform } from 'node:stream';
 import type { Request } from 'express';
 import type { StorageEngine } from 'multer';
 import { FileStorage } from './file-storage';
@@ -5,16 +7,36 @@ import { FileStorage } from './file-storage';
 /** The multer file as handlers see it: `key` names the stored object. */
 export interface UploadedFileInfo extends Express.Multer.File {
   key: string;
+  /** SHA-256 hex of the bytes, which the `Idempotency-Key` fingerprint of an upload includes. */
+  sha256: string;
 }
 
 /** Streams multipart file parts straight into FileStorage; nothing is buffered in memory or in a temp dir. */
 export function fileStorageEngine(storage: FileStorage, maxBytes: number): StorageEngine {
   return {
     _handleFile(_req: Request, file: Express.Multer.File, callback) {
-      storage.put(file.stream, maxBytes).then(
-        (stored) => callback(null, { key: stored.key, size: stored.sizeBytes } as Partial<UploadedFileInfo>),
-        (error: unknown) => callback(error as Error),
-      );
+      const hash = createHash('sha256');
+      const hashing = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          hash.update(chunk);
+          done(null, chunk);
+        },
+      });
+      // Errors reach storage.put through `hashing`; a failed store destroys the part's stream as before.
+      storage
+        .put(
+          pipeline(file.stream, hashing, () => undefined),
+          maxBytes,
+        )
+        .then(
+          (stored) =>
+            callback(null, {
+              key: stored.key,
+              size: stored.sizeBytes,
+              sha256: hash.digest('hex'),
+            } as Partial<UploadedFileInfo>),
+          (error: unknown) => callback(error as Error),
+        );
     },
     _removeFile(_req: Request, file: Express.Multer.File, callback) {
       const key = (file as UploadedFileInfo).key;

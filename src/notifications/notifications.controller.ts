@@ -53,6 +53,7 @@ import { NotificationPrefsService } from './notification-prefs.service';
 import { NotificationsService } from './notifications.service';
 import { InboxStreams } from './stream/inbox-streams';
 import { StreamTickets } from './stream/stream-tickets';
+import { EntityTagged } from '../common/http/entity-tags';
 
 @ApiTags('notifications')
 @ApiBearerAuth()
@@ -66,6 +67,7 @@ export class NotificationsController {
   ) {}
 
   @Get()
+  @EntityTagged()
   @ApiOkResponse({ type: NotificationPageDto })
   @ApiBadRequestResponse({
     type: ErrorResponse,

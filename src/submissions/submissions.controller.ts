@@ -44,6 +44,7 @@ import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submissio
 import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
 import { SubmissionsExportService } from './submissions-export.service';
 import { SubmissionsService } from './submissions.service';
+import { EntityTagged, IfMatch, IfMatchRoute, IfMatchTags } from '../common/http/entity-tags';
 
 const TASK_ID = new ParseUUIDPipe();
 const NO_SUBMISSION = 'NOT_FOUND: no such submission of the task';
@@ -60,6 +61,7 @@ export class SubmissionsController {
 
   @Get('me')
   @TaskRoute({ notFound: 'NOT_FOUND: no submission yet' })
+  @EntityTagged()
   @ApiOperation({ summary: "The caller's submission" })
   @ApiOkResponse({ type: SubmissionResponse })
   getMine(@CurrentAccess() access: TaskAccess, @CurrentUser() user: AuthUser): Promise<SubmissionResponse> {
@@ -69,6 +71,8 @@ export class SubmissionsController {
   // The upsert's one statement decides access (benchmarked hot path); the service judges the body.
   @Put('me')
   @TaskRoute({ inStatement: true, submissionWrite: true })
+  @EntityTagged()
+  @IfMatchRoute()
   @ApiOperation({ summary: "Create or update the caller's submission" })
   @ApiBody({ type: UpsertSubmissionDto })
   @ApiOkResponse({ type: SubmissionResponse })
@@ -78,8 +82,9 @@ export class SubmissionsController {
     @CurrentUser() user: AuthUser,
     // Typed unknown, so the global pipe leaves it to the service, after access.
     @Body() body: unknown,
+    @IfMatch() ifMatch: IfMatchTags,
   ): Promise<SubmissionResponse> {
-    return this.submissions.upsertMine(taskId, user.id, body);
+    return this.submissions.upsertMine(taskId, user.id, body, ifMatch);
   }
 
   @Post('me/attachments')

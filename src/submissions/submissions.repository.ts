@@ -154,14 +154,20 @@ export class SubmissionsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** The one-statement PUT (see UPSERT_MINE); null unless the caller is a member who may see the task. */
-  upsertMine(taskId: string, userId: string, content: string | null): Promise<UpsertRow | null> {
-    return one<UpsertRow>(this.dataSource, UPSERT_MINE, [taskId, userId, content]);
+  upsertMine(
+    taskId: string,
+    userId: string,
+    content: string | null,
+    db: Db = this.dataSource,
+  ): Promise<UpsertRow | null> {
+    return one<UpsertRow>(db, UPSERT_MINE, [taskId, userId, content]);
   }
 
-  findMine(db: Db, taskId: string, userId: string): Promise<SubmissionRow | null> {
+  /** `lock`: FOR UPDATE, until the transaction of `db` ends. */
+  findMine(db: Db, taskId: string, userId: string, lock = false): Promise<SubmissionRow | null> {
     return one<SubmissionRow>(
       db,
-      `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.task_id = $1 AND s.user_id = $2`,
+      `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.task_id = $1 AND s.user_id = $2${lock ? ' FOR UPDATE' : ''}`,
       [taskId, userId],
     );
   }

@@ -17,7 +17,9 @@ import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { GradeRelease, gradeVisibleToSubmitter } from './grade-release';
 import { GradeReleases } from './grade-releases.service';
 import { toListEntryResponse, toSubmissionResponse } from './submissions.mapper';
-import { SubmissionRow, SubmissionsRepository } from './submissions.repository';
+import { SubmissionRow, SubmissionsRepository, UpsertRow } from './submissions.repository';
+import { assertIfMatch, IfMatchTags } from '../common/http/entity-tags';
+import { Db } from '../database/sql';
 
 /** The global validation pipe, for a body that is judged after the access check. */
 const BODY_PIPE = createValidationPipe();
@@ -48,19 +50,42 @@ export class SubmissionsService {
    * `@TaskRoute({ inStatement: true })`); otherwise AccessService tells why not (404, 403), and a task that
    * became visible meanwhile is written by a second try.
    */
-  async upsertMine(taskId: string, userId: string, body: unknown): Promise<SubmissionResponse> {
+  async upsertMine(
+    taskId: string,
+    userId: string,
+    body: unknown,
+    ifMatch?: IfMatchTags,
+  ): Promise<SubmissionResponse> {
     const { content } = await this.upsertBody(taskId, userId, body);
+    if (ifMatch) return this.upsertMineIfMatch(taskId, userId, content, ifMatch);
     let row = await this.submissions.upsertMine(taskId, userId, content);
     if (!row) {
       await this.access.requireTaskAccess(taskId, userId);
       row = await this.submissions.upsertMine(taskId, userId, content);
-      if (!row) throw AppError.notFound('Task');
     }
-    assertSubmissionWritable(row);
-    return toSubmissionResponse(
-      gradeVisibleToSubmitter(row as SubmissionRow, row.role),
-      (row.attachments ?? []).map(storedAttachmentFromJson),
-    );
+    return upsertResponse(row);
+  }
+
+  /**
+   * With If-Match: access first (a 412 would tell a stranger that the task exists), then the caller's
+   * submission is locked, compared with the tag of what GET submissions/me answers, and written in one
+   * transaction. Without a submission nothing is current: any tag, `*` too, answers 412 (RFC 9110).
+   */
+  private async upsertMineIfMatch(
+    taskId: string,
+    userId: string,
+    content: string | null,
+    ifMatch: IfMatchTags,
+  ): Promise<SubmissionResponse> {
+    const { role } = await this.access.requireTaskAccess(taskId, userId);
+    return this.dataSource.transaction(async (manager) => {
+      const current = await this.submissions.findMine(manager, taskId, userId, true);
+      assertIfMatch(
+        ifMatch,
+        current && (await this.withAttachments(gradeVisibleToSubmitter(current, role), manager)),
+      );
+      return upsertResponse(await this.submissions.upsertMine(taskId, userId, content, manager));
+    });
   }
 
   /**
@@ -198,8 +223,21 @@ export class SubmissionsService {
     });
   }
 
-  private async withAttachments(submission: SubmissionRow): Promise<SubmissionResponse> {
-    const attachments = await this.submissions.attachments(this.dataSource, submission.id);
+  private async withAttachments(
+    submission: SubmissionRow,
+    db: Db = this.dataSource,
+  ): Promise<SubmissionResponse> {
+    const attachments = await this.submissions.attachments(db, submission.id);
     return toSubmissionResponse(submission, attachments);
   }
+}
+
+/** The answer of an upsert, whose statement found no task the caller may write when it answers no row. */
+function upsertResponse(row: UpsertRow | null): SubmissionResponse {
+  if (!row) throw AppError.notFound('Task');
+  assertSubmissionWritable(row);
+  return toSubmissionResponse(
+    gradeVisibleToSubmitter(row as SubmissionRow, row.role),
+    (row.attachments ?? []).map(storedAttachmentFromJson),
+  );
 }

@@ -15,6 +15,7 @@ import { CreateDraftDto, CreateTaskDto } from './dto/task-write.dto';
 import { MyDraftResponse, TaskDetailResponse, TaskSummaryResponse } from './dto/task.response';
 import { TaskReader } from './task-reader.service';
 import { TasksService } from './tasks.service';
+import { EntityTagged } from '../common/http/entity-tags';
 
 const INVALID_TASK =
   'Invalid body: title, times (dueAt before startAt), blockedBy (unknown, other class, duplicate)';
@@ -32,6 +33,7 @@ export class ClassTasksController {
   // Membership is checked by the list statement itself (TaskReader.listForClass): a benchmarked hot path.
   @Get()
   @ClassRoute({ inStatement: true })
+  @EntityTagged()
   @ApiOperation({
     summary: "Published tasks of the class with the caller's state",
     description:

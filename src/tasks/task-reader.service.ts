@@ -4,6 +4,7 @@ import { AppError } from '../common/errors/app-error';
 import { MyTaskSummaryResponse, TaskDetailResponse, TaskSummaryResponse } from './dto/task.response';
 import { toDetailResponse, toMySummaryResponse, toSummaryResponse } from './tasks.mapper';
 import { TasksRepository } from './tasks.repository';
+import { Db } from '../database/sql';
 
 /** Reads tasks as the caller sees them. */
 @Injectable()
@@ -40,9 +41,9 @@ export class TaskReader {
     return this.detail(taskId, userId);
   }
 
-  /** The task as `userId` sees it, whose access was already checked. */
-  async detail(taskId: string, userId: string): Promise<TaskDetailResponse> {
-    const row = await this.tasks.detail(userId, taskId);
+  /** The task as `userId` sees it, whose access was already checked; `db`: a transaction to read in. */
+  async detail(taskId: string, userId: string, db?: Db): Promise<TaskDetailResponse> {
+    const row = await this.tasks.detail(userId, taskId, db);
     if (!row) throw AppError.notFound('Task');
     return toDetailResponse(row);
   }

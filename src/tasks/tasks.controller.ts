@@ -43,6 +43,7 @@ import { TaskAttachmentsService } from './task-attachments.service';
 import { TaskDraftsService } from './task-drafts.service';
 import { TaskReader } from './task-reader.service';
 import { TasksService } from './tasks.service';
+import { EntityTagged, IfMatch, IfMatchRoute, IfMatchTags } from '../common/http/entity-tags';
 
 const TASK_ID = new ParseUUIDPipe();
 
@@ -60,6 +61,7 @@ export class TasksController {
 
   // Before ':taskId', so "mine" is not read as an id.
   @Get('mine')
+  @EntityTagged()
   @ApiOperation({
     summary: 'Tasks visible to the caller across all their classes',
     description: 'Nearest own deadline (myDueAt) first, tasks without deadline last.',
@@ -72,6 +74,7 @@ export class TasksController {
   // The detail statement decides access (benchmarked hot path); AccessService explains a refusal.
   @Get(':taskId')
   @TaskRoute({ inStatement: true })
+  @EntityTagged()
   @ApiOperation({ summary: 'Task detail; stats for OWNER/ADMIN only; records no view' })
   @ApiOkResponse({ type: TaskDetailResponse })
   get(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<TaskDetailResponse> {
@@ -80,6 +83,8 @@ export class TasksController {
 
   @Patch(':taskId')
   @TaskManagerRoute()
+  @EntityTagged()
+  @IfMatchRoute()
   @ApiOperation({ summary: 'Change a draft or a published task (OWNER/ADMIN)' })
   @ApiOkResponse({ type: TaskDetailResponse })
   @ApiBadRequestResponse({
@@ -90,8 +95,9 @@ export class TasksController {
     @CurrentAccess() access: TaskAccess,
     @Body() body: UpdateTaskDto,
     @CurrentUser() user: AuthUser,
+    @IfMatch() ifMatch: IfMatchTags,
   ): Promise<TaskDetailResponse> {
-    return this.tasks.update(access, user.id, body);
+    return this.tasks.update(access, user.id, body, { ifMatch });
   }
 
   @Post(':taskId/publish')
@@ -108,7 +114,7 @@ export class TasksController {
     @Body() body: PublishTaskDto,
     @CurrentUser() user: AuthUser,
   ): Promise<TaskDetailResponse> {
-    return this.tasks.update(access, user.id, body, true);
+    return this.tasks.update(access, user.id, body, { publish: true });
   }
 
   @Delete(':taskId')

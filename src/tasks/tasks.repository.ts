@@ -219,8 +219,8 @@ export class TasksRepository {
   }
 
   /** The task as `userId` sees it; null when the caller may not see it. */
-  detail(userId: string, taskId: string): Promise<TaskRow | null> {
-    return one(this.dataSource, DETAIL, [userId, taskId]);
+  detail(userId: string, taskId: string, db: Db = this.dataSource): Promise<TaskRow | null> {
+    return one(db, DETAIL, [userId, taskId]);
   }
 
   newestDraft(userId: string, classId: string): Promise<TaskRow | null> {

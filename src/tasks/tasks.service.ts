@@ -14,6 +14,7 @@ import { Task } from './entities/task.entity';
 import { TaskReader } from './task-reader.service';
 import { toUserStateResponse } from './tasks.mapper';
 import { TasksRepository } from './tasks.repository';
+import { assertIfMatch, IfMatchTags } from '../common/http/entity-tags';
 
 export const DEFAULT_DRAFT_TITLE = 'Untitled Draft';
 
@@ -90,16 +91,21 @@ export class TasksService {
    * fields: publishedAt stays, so no second publication happens. `access` comes from the route's
    * `@TaskManagerRoute()`, checked before the body was validated.
    */
+  /**
+   * `publish`: POST /tasks/:taskId/publish. `ifMatch`: checked against the task as the caller's GET shows it,
+   * under the task row's lock, so of two writes with one tag only the first passes.
+   */
   async update(
     { taskId, classId }: TaskAccess,
     userId: string,
     dto: UpdateTaskDto,
-    publish = false,
+    { publish = false, ifMatch }: { publish?: boolean; ifMatch?: IfMatchTags } = {},
   ): Promise<TaskDetailResponse> {
     await this.dataSource.transaction(async (manager) => {
       // The graph lock before the row lock, as a deletion takes them (see lockGraph).
       if (dto.blockedBy !== undefined) await this.tasks.lockGraph(manager, classId);
       const task = await this.tasks.lockLive(manager, taskId);
+      if (ifMatch) assertIfMatch(ifMatch, await this.reader.detail(taskId, userId, manager));
       const publishing = publish && !task.isPublished;
       const changes: QueryDeepPartialEntity<Task> = {};
       if (dto.title !== undefined) changes.title = dto.title;

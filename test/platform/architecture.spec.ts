@@ -33,6 +33,7 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   comments: ['access', 'notifications'],
   files: ['access'],
   health: [],
+  idempotency: [],
   mail: [],
   notifications: ['access', 'mail'],
   schools: [],

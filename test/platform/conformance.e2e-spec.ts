@@ -283,7 +283,10 @@ describe('Conformance', () => {
   describe('OpenAPI document', () => {
     interface Operation {
       requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
-      responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+      responses: Record<
+        string,
+        { content?: Record<string, { schema?: unknown }>; headers?: Record<string, unknown> }
+      >;
       security?: unknown[];
       parameters?: { name: string; in: string; schema: unknown }[];
     }
@@ -427,6 +430,58 @@ describe('Conformance', () => {
             { $ref: '#/components/schemas/ErrorResponse' },
           ]);
         }
+      }
+    });
+
+    it('documents Idempotency-Key on every authenticated write, ETag reads and If-Match writes (§5.6)', () => {
+      const headerNames = (operation: Operation) =>
+        (operation.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
+      for (const [path, operations] of Object.entries(paths)) {
+        for (const [method, operation] of Object.entries(operations)) {
+          const keyed = ['post', 'put', 'patch'].includes(method) && operation.security?.length !== 0;
+          expect([method, path, headerNames(operation).includes('Idempotency-Key')]).toEqual([
+            method,
+            path,
+            keyed,
+          ]);
+          if (!keyed) continue;
+          expect([method, path, Object.keys(operation.responses)]).toEqual([
+            method,
+            path,
+            expect.arrayContaining(['409', '422']),
+          ]);
+          const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))![1];
+          expect(success.headers).toHaveProperty('Idempotent-Replayed');
+        }
+      }
+      const tagged = [
+        ['get', '/tasks/{taskId}'],
+        ['get', '/classes/{classId}'],
+        ['get', '/tasks/{taskId}/submissions/me'],
+        ['get', '/classes/{classId}/tasks'],
+        ['get', '/tasks/mine'],
+        ['get', '/users/me/notifications'],
+      ];
+      for (const [method, path] of tagged) {
+        const operation = paths[path][method];
+        expect([path, headerNames(operation), operation.responses['304']]).toEqual([
+          path,
+          expect.arrayContaining(['If-None-Match']),
+          expect.anything(),
+        ]);
+        expect(operation.responses['200'].headers).toHaveProperty('ETag');
+      }
+      for (const [method, path] of [
+        ['patch', '/tasks/{taskId}'],
+        ['patch', '/classes/{classId}'],
+        ['put', '/tasks/{taskId}/submissions/me'],
+      ]) {
+        const operation = paths[path][method];
+        expect([path, headerNames(operation), operation.responses['412']?.content]).toEqual([
+          path,
+          expect.arrayContaining(['If-Match', 'Idempotency-Key']),
+          { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } },
+        ]);
       }
     });
 

@@ -6,6 +6,10 @@ export enum ErrorCode {
   FORBIDDEN = 'FORBIDDEN',
   NOT_FOUND = 'NOT_FOUND',
   CONFLICT = 'CONFLICT',
+  /** `If-Match` with a stale tag (CONTRACT §5.6). */
+  PRECONDITION_FAILED = 'PRECONDITION_FAILED',
+  /** An `Idempotency-Key` reused for another request (CONTRACT §5.6). */
+  IDEMPOTENCY_KEY_REUSED = 'IDEMPOTENCY_KEY_REUSED',
   VALIDATION_ERROR = 'VALIDATION_ERROR',
   INVALID_TOKEN = 'INVALID_TOKEN',
   CAPTCHA_REQUIRED = 'CAPTCHA_REQUIRED',
@@ -31,6 +35,8 @@ export const ERROR_STATUS: Record<ErrorCode, HttpStatus> = {
   [ErrorCode.FORBIDDEN]: HttpStatus.FORBIDDEN,
   [ErrorCode.NOT_FOUND]: HttpStatus.NOT_FOUND,
   [ErrorCode.CONFLICT]: HttpStatus.CONFLICT,
+  [ErrorCode.PRECONDITION_FAILED]: HttpStatus.PRECONDITION_FAILED,
+  [ErrorCode.IDEMPOTENCY_KEY_REUSED]: HttpStatus.UNPROCESSABLE_ENTITY,
   [ErrorCode.VALIDATION_ERROR]: HttpStatus.BAD_REQUEST,
   [ErrorCode.INVALID_TOKEN]: HttpStatus.BAD_REQUEST,
   [ErrorCode.CAPTCHA_REQUIRED]: HttpStatus.BAD_REQUEST,

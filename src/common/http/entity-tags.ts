@@ -1,0 +1,104 @@
+import {
+  applyDecorators,
+  CallHandler,
+  createParamDecorator,
+  ExecutionContext,
+  Injectable,
+  NestInterceptor,
+  SetMetadata,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { ApiHeader, ApiResponse } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { createHash } from 'node:crypto';
+import { map, Observable } from 'rxjs';
+import { AppError, ErrorCode } from '../errors/app-error';
+
+/**
+ * Entity tags (CONTRACT §5.6). A tag is the SHA-256 of the JSON answer itself: the answers carry per-caller
+ * fields (`myRole`, `userState`, `stats`...), so a tag names exactly what this caller was sent, and the tag
+ * `If-Match` accepts is the one the GET gave (the representation the caller would get now, computed in the
+ * write's transaction with the row locked; see docs/decisions.md).
+ */
+export const entityTagOfJson = (json: string): string =>
+  `"${createHash('sha256').update(json).digest('base64url')}"`;
+
+export const entityTagOf = (body: unknown): string => entityTagOfJson(JSON.stringify(body));
+
+const ENTITY_TAGGED = 'entityTagged';
+
+/**
+ * A route whose answer carries an `ETag`; on GET, `If-None-Match` with the current tag answers 304 without a
+ * body (Express compares it as RFC 9110 says, weakly, `*` included).
+ */
+export const EntityTagged = (): MethodDecorator =>
+  applyDecorators(
+    SetMetadata(ENTITY_TAGGED, true),
+    ApiHeader({
+      name: 'If-None-Match',
+      required: false,
+      description: 'ETag of a representation the client holds: 304 while it is current',
+    }),
+    ApiResponse({ status: 304, description: 'Not Modified: the If-None-Match tag is current; no body' }),
+  );
+
+/**
+ * Serialises the answer of an `@EntityTagged()` route once, for its tag and its body: a 304 costs one hash
+ * beyond the read, and a 200 the same.
+ */
+@Injectable()
+export class EntityTagInterceptor implements NestInterceptor {
+  constructor(private readonly reflector: Reflector) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (!this.reflector.get<boolean>(ENTITY_TAGGED, context.getHandler())) return next.handle();
+    const response = context.switchToHttp().getResponse<Response>();
+    return next.handle().pipe(
+      map((body: unknown) => {
+        // Not an object: no answer to tag, or one already written out (an idempotent replay).
+        if (typeof body !== 'object' || body === null) return body;
+        const json = JSON.stringify(body);
+        response.setHeader('ETag', entityTagOfJson(json));
+        response.type('json');
+        return json;
+      }),
+    );
+  }
+}
+
+/** The entity tags of `If-Match` (`*` included as itself), or undefined when the header is absent. */
+export type IfMatchTags = readonly string[] | undefined;
+
+const ENTITY_TAG = /(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*"/g;
+
+/** `If-Match` of the request: `["*"]`, the listed tags (weak ones keep their `W/`), or undefined. */
+export const IfMatch = createParamDecorator((_data: unknown, context: ExecutionContext): IfMatchTags => {
+  const header = context.switchToHttp().getRequest<Request>().headers['if-match'];
+  if (header === undefined) return undefined;
+  return header.trim() === '*' ? ['*'] : (header.match(ENTITY_TAG) ?? []);
+});
+
+/** Documents `If-Match` and its 412 on a route that takes `@IfMatch()`. */
+export const IfMatchRoute = (): MethodDecorator =>
+  applyDecorators(
+    ApiHeader({
+      name: 'If-Match',
+      required: false,
+      description: 'ETag from the GET (or `*`): the write happens only while it is current',
+    }),
+    ApiResponse({
+      status: 412,
+      description: 'PRECONDITION_FAILED: the If-Match tag is not current; nothing changed',
+    }),
+  );
+
+/**
+ * RFC 9110 If-Match with the strong comparison: passes when no tags were sent, or when `current` (the answer
+ * the caller's GET would give now; null when there is none) exists and `*` or its tag is listed. Call it in
+ * the write's transaction after locking the row, so the check and the write see the same version.
+ */
+export function assertIfMatch(tags: IfMatchTags, current: unknown): void {
+  if (tags === undefined) return;
+  if (current !== null && (tags.includes('*') || tags.includes(entityTagOf(current)))) return;
+  throw new AppError(ErrorCode.PRECONDITION_FAILED, 'The resource changed since the If-Match tag was issued');
+}

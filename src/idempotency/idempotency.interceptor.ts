@@ -1,0 +1,191 @@
+import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { Observable, of } from 'rxjs';
+import { AuthUser } from '../common/decorators/current-user.decorator';
+import { AppError, ErrorCode } from '../common/errors/app-error';
+import { AppConfig } from '../config/config';
+import { InjectConfig } from '../config/config.module';
+import { IdempotencyKeysRepository, KeptKey, KeyClaim } from './idempotency-keys.repository';
+import {
+  FilePart,
+  jsonFingerprint,
+  multipartFingerprint,
+  readMultipartFingerprint,
+} from './request-fingerprint';
+
+/** How long a key's first answer is kept (CONTRACT §5.6). */
+export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+/** 1 to 255 visible ASCII characters. */
+const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
+/** Beyond the HTTP request timeout, a claim without an answer belongs to an instance that stopped. */
+const ABANDONED_MARGIN_SECONDS = 60;
+
+/**
+ * `Idempotency-Key` on every authenticated POST, PUT and PATCH (CONTRACT §5.6), for every route without code
+ * of its own. The first request claims the key in PostgreSQL (one statement, which decides between
+ * concurrent requests on any instance) and runs; its answer is stored before it is sent, so a repeat that
+ * follows the answer always finds it. A repeat of the same request answers the stored status and body with
+ * `Idempotent-Replayed: true`; another request with the key → 422; a repeat while the first runs → 409.
+ * Answers 5xx and 429 are not kept (the key is released and a retry runs again); other 4xx are kept, as
+ * Stripe does. Without the header nothing happens here: no statement.
+ */
+@Injectable()
+export class IdempotencyInterceptor implements NestInterceptor {
+  private readonly logger = new Logger('Idempotency');
+  private readonly abandonedAfterSeconds: number;
+  private readonly maxUploadBytes: number;
+
+  constructor(
+    private readonly keys: IdempotencyKeysRepository,
+    @InjectConfig() config: AppConfig,
+  ) {
+    this.abandonedAfterSeconds = Math.ceil(config.http.requestTimeoutMs / 1000) + ABANDONED_MARGIN_SECONDS;
+    this.maxUploadBytes = config.uploads.maxBytes;
+  }
+
+  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+    const request = context.switchToHttp().getRequest<Request>();
+    const key = request.headers['idempotency-key'];
+    const user = request.user as AuthUser | undefined;
+    if (key === undefined || !user || !WRITE_METHODS.has(request.method)) return next.handle();
+    if (Array.isArray(key) || !KEY_FORMAT.test(key)) {
+      throw AppError.validation('Idempotency-Key must be 1 to 255 visible ASCII characters');
+    }
+    const response = context.switchToHttp().getResponse<Response>();
+    // An upload's parts are read by the route's multer after this: its fingerprint is taken from what multer
+    // read and stored with the answer.
+    const multipart = Boolean(request.is('multipart/form-data'));
+    const claim: KeyClaim = {
+      userId: user.id,
+      key,
+      method: request.method,
+      path: request.originalUrl,
+      fingerprint: multipart ? null : jsonFingerprint(request.body),
+    };
+    // A second round when the holder released the key between our claim and our read.
+    for (let round = 0; round < 2; round += 1) {
+      const claimedAt = await this.keys.claim(
+        claim,
+        IDEMPOTENCY_RETENTION_SECONDS,
+        this.abandonedAfterSeconds,
+      );
+      if (claimedAt) {
+        this.keepAnswer(request, response, claim, claimedAt, multipart);
+        return next.handle();
+      }
+      const kept = await this.keys.find(user.id, key);
+      if (kept) return this.answerRepeat(request, response, claim, kept, multipart);
+    }
+    throw inFlight();
+  }
+
+  private async answerRepeat(
+    request: Request,
+    response: Response,
+    claim: KeyClaim,
+    kept: KeptKey,
+    multipart: boolean,
+  ): Promise<Observable<unknown>> {
+    if (kept.requestMethod !== claim.method || kept.requestPath !== claim.path) throw reused();
+    if (kept.responseStatus === null) {
+      // Whether a repeated upload is the same is known only after reading it: in flight, it is a 409 either way.
+      if (!multipart && kept.requestFingerprint !== claim.fingerprint) throw reused();
+      throw inFlight();
+    }
+    const fingerprint = multipart
+      ? await readMultipartFingerprint(request, this.maxUploadBytes)
+      : claim.fingerprint;
+    if (fingerprint !== kept.requestFingerprint) throw reused();
+    response.status(kept.responseStatus);
+    // Nest sets the route's status after the interceptors; a replay keeps the first answer's.
+    response.status = () => response;
+    if (kept.responseContentType) response.setHeader('Content-Type', kept.responseContentType);
+    response.setHeader('Idempotent-Replayed', 'true');
+    return of(kept.responseBody ?? undefined);
+  }
+
+  /**
+   * Stores the answer when it is sent, whoever sends it (the handler's result, the exception filter), and
+   * sends it only once stored. A request that ends without an answer (the client left) releases the key.
+   */
+  private keepAnswer(
+    request: Request,
+    response: Response,
+    claim: KeyClaim,
+    claimedAt: string,
+    multipart: boolean,
+  ): void {
+    const send = response.send.bind(response);
+    let settled = false;
+    response.send = (body?: unknown) => {
+      // An object goes through res.json, which serialises it and comes back here with the text.
+      if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body))
+        return response.json(body);
+      response.send = send;
+      settled = true;
+      void this.settle(request, response, claim, claimedAt, multipart, body).finally(() => send(body));
+      return response;
+    };
+    response.on('close', () => {
+      if (!settled) void this.release(claim, claimedAt);
+    });
+  }
+
+  private async settle(
+    request: Request,
+    response: Response,
+    claim: KeyClaim,
+    claimedAt: string,
+    multipart: boolean,
+    body: string | Buffer | undefined,
+  ): Promise<void> {
+    const status = response.statusCode;
+    // A refused upload was not read to its end: its fingerprint is unknown, so its key is not kept either.
+    if (status >= 500 || status === 429 || (multipart && status >= 400))
+      return this.release(claim, claimedAt);
+    try {
+      const contentType = response.getHeader('Content-Type');
+      await this.keys.complete(claim.userId, claim.key, claimedAt, {
+        status,
+        contentType: typeof contentType === 'string' ? contentType : null,
+        body: body === undefined ? null : body.toString(),
+        fingerprint: multipart ? uploadFingerprint(request) : null,
+      });
+    } catch (error) {
+      this.logger.error({ err: error }, 'Keeping the answer of an Idempotency-Key failed');
+    }
+  }
+
+  private async release(claim: KeyClaim, claimedAt: string): Promise<void> {
+    try {
+      await this.keys.release(claim.userId, claim.key, claimedAt);
+    } catch (error) {
+      this.logger.error({ err: error }, 'Releasing an Idempotency-Key failed');
+    }
+  }
+}
+
+/** The fingerprint of an upload from what multer read: its text fields and stored files. */
+function uploadFingerprint(request: Request): string {
+  const files = [
+    ...(request.file ? [request.file] : []),
+    ...(Array.isArray(request.files) ? request.files : Object.values(request.files ?? {}).flat()),
+  ];
+  const parts: FilePart[] = files.map((file) => ({
+    field: file.fieldname,
+    name: file.originalname,
+    mimeType: file.mimetype,
+    sha256: (file as Express.Multer.File & { sha256?: string }).sha256 ?? '',
+  }));
+  const fields = Object.entries((request.body ?? {}) as Record<string, unknown>).map(
+    ([name, value]): [string, string] => [name, String(value)],
+  );
+  return multipartFingerprint(fields, parts);
+}
+
+const reused = (): AppError =>
+  new AppError(ErrorCode.IDEMPOTENCY_KEY_REUSED, 'This Idempotency-Key was used for another request');
+
+const inFlight = (): AppError =>
+  AppError.conflict('A request with this Idempotency-Key is still in progress');
