@@ -40,7 +40,8 @@ describe('loadConfig', () => {
         maxAttempts: 6,
         retentionDays: 30,
       },
-      uploads: { maxBytes: 20971520 },
+      uploads: { maxBytes: 20971520, quotaBytesPerUser: 1073741824 },
+      fileStorage: { driver: 'local' },
       http: { headersTimeoutMs: 20000, requestTimeoutMs: 300000, keepAliveTimeoutMs: 5000 },
       exports: { concurrency: 2, stallTimeoutMs: 60000 },
     });
@@ -140,7 +141,8 @@ describe('loadConfig', () => {
         maxAttempts: 2,
         retentionDays: 7,
       },
-      uploads: { maxBytes: 1024 },
+      uploads: { maxBytes: 1024, quotaBytesPerUser: 1073741824 },
+      fileStorage: { driver: 'local' },
       http: { headersTimeoutMs: 1000, requestTimeoutMs: 2000, keepAliveTimeoutMs: 3000 },
       exports: { concurrency: 4, stallTimeoutMs: 500 },
     });

@@ -3,6 +3,7 @@ import {
   ApiBearerAuth,
   ApiOkResponse,
   ApiOperation,
+  ApiServiceUnavailableResponse,
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
@@ -41,6 +42,10 @@ export class FilesController {
     description:
       'The bytes, with the stored Content-Type, Content-Disposition (UTF-8 filename*) and Content-Length',
     content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+  })
+  @ApiServiceUnavailableResponse({
+    type: ErrorResponse,
+    description: 'STORAGE_UNAVAILABLE: the file storage failed or did not answer',
   })
   async download(@Param('fileKey') fileKey: string, @CurrentUser() user: AuthUser): Promise<StreamableFile> {
     const file = await this.files.open(fileKey, user.id);

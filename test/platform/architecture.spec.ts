@@ -29,7 +29,7 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   classes: ['access', 'files'],
   cli: ['schools', 'settings', 'users'],
   files: ['access'],
-  health: [],
+  health: ['files'],
   mail: [],
   notifications: ['access', 'mail'],
   schools: [],
