@@ -28,6 +28,7 @@ export interface StoredFile {
 /** A stored object as the orphan sweep sees it. */
 export interface StoredObject {
   key: string;
+  sizeBytes: number;
   /** When its bytes were last written: the end of its upload. */
   modifiedAt: Date;
 }

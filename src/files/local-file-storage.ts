@@ -114,7 +114,7 @@ export class LocalFileStorage extends FileStorage {
         // A file gone since the folder was read was removed meanwhile: nothing to sweep.
         const stats = await Promise.all(batch.map((key) => stat(this.pathOf(key)).catch(() => null)));
         batch.forEach((key, i) => {
-          if (stats[i]?.isFile()) found.push({ key, modifiedAt: stats[i].mtime });
+          if (stats[i]?.isFile()) found.push({ key, sizeBytes: stats[i].size, modifiedAt: stats[i].mtime });
         });
       }
       if (found.length === limit) break;

@@ -3,6 +3,7 @@ import {
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadBucketCommand,
+  HeadObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
   MultipartUpload,
@@ -63,6 +64,12 @@ export class S3FileStorage extends FileStorage implements OnApplicationShutdown 
   async put(source: Readable, maxBytes: number): Promise<StoredFile> {
     const key = newFileKey();
     const body = limited(source, maxBytes);
+    await this.write(key, body);
+    return { key, sizeBytes: body.bytes };
+  }
+
+  /** Streams `body` into the object `key` (`files:migrate` keeps the keys of the local files). */
+  async write(key: string, body: Readable): Promise<void> {
     let bodyError: unknown;
     body.on('error', (error) => (bodyError = error));
     const upload = new Upload({
@@ -78,7 +85,17 @@ export class S3FileStorage extends FileStorage implements OnApplicationShutdown 
       // The client's own failure (too large, aborted) stays what it is; anything else is the store's.
       throw bodyError ?? storageUnavailable(error);
     }
-    return { key, sizeBytes: body.bytes };
+  }
+
+  /** The size of the object `key`; null when there is none. */
+  async sizeOf(key: string): Promise<number | null> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return head.ContentLength ?? 0;
+    } catch (error) {
+      if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404) return null;
+      throw error;
+    }
   }
 
   async read(key: string): Promise<Readable> {
@@ -117,7 +134,7 @@ export class S3FileStorage extends FileStorage implements OnApplicationShutdown 
       );
       for (const object of page.Contents ?? []) {
         if (object.Key && object.LastModified && FILE_KEY_PATTERN.test(object.Key)) {
-          found.push({ key: object.Key, modifiedAt: object.LastModified });
+          found.push({ key: object.Key, sizeBytes: object.Size ?? 0, modifiedAt: object.LastModified });
         }
       }
       continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;

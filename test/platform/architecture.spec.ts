@@ -27,7 +27,7 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   ai: [],
   auth: ['mail', 'notifications', 'settings', 'users'],
   classes: ['access', 'files'],
-  cli: ['schools', 'settings', 'users'],
+  cli: ['files', 'schools', 'settings', 'users'],
   files: ['access'],
   health: ['files'],
   mail: [],
