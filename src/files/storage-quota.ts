@@ -1,6 +1,6 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import type { Request } from 'express';
-import { finalize, Observable } from 'rxjs';
+import { catchError, from, mergeMap, Observable, throwError } from 'rxjs';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { AppError, ErrorCode } from '../common/errors/app-error';
 import { AppConfig } from '../config/config';
@@ -58,13 +58,18 @@ export class StorageQuotaInterceptor implements NestInterceptor {
     const declared = length === undefined ? null : Number(length);
     const reservation = await this.quota.reserve((request.user as AuthUser).id, declared);
     if (reservation === null) return next.handle();
+    // Released before the answer, so the caller's next upload sees only what is stored.
+    const release = (): Promise<void> =>
+      this.quota.release(reservation).catch((error: unknown) => {
+        // One left here stops counting after the sweep's grace period.
+        this.logger.error({ err: error }, 'Could not release a storage reservation');
+      });
     return next.handle().pipe(
-      finalize(() => {
-        // A reservation left here stops counting after the sweep's grace period.
-        this.quota
-          .release(reservation)
-          .catch((error: unknown) => this.logger.error({ err: error }, 'Could not release a reservation'));
+      mergeMap(async (answer) => {
+        await release();
+        return answer;
       }),
+      catchError((error: unknown) => from(release()).pipe(mergeMap(() => throwError(() => error)))),
     );
   }
 }
