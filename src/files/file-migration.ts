@@ -44,7 +44,9 @@ export async function migrateLocalFiles(
       }
       if (page.length > 0) {
         after = page[page.length - 1].key;
-        progress(`files:migrate: ${result.copied} copied, ${result.skipped} already there, last key ${after}`);
+        progress(
+          `files:migrate: ${result.copied} copied, ${result.skipped} already there, last key ${after}`,
+        );
       }
       if (page.length < MIGRATION_PAGE_SIZE) return result;
     }

@@ -105,7 +105,8 @@ export class LocalFileStorage extends FileStorage {
       if (after !== undefined && prefix < after.slice(0, 2)) continue;
       let keys = (await entriesOf(join(this.root, prefix)))
         .filter(
-          (key) => FILE_KEY_PATTERN.test(key) && key.startsWith(prefix) && (after === undefined || key > after),
+          (key) =>
+            FILE_KEY_PATTERN.test(key) && key.startsWith(prefix) && (after === undefined || key > after),
         )
         .sort();
       while (keys.length > 0 && found.length < limit) {

@@ -20,7 +20,11 @@ export interface S3Server {
 /** A real S3-compatible server (s3rver) on a random port of 127.0.0.1, with one empty bucket. */
 export async function startS3Server(): Promise<S3Server> {
   const directory = mkdtempSync(join(tmpdir(), 'cts-s3-'));
-  const s3 = new S3rver({ silent: true, directory, configureBuckets: [{ name: S3_TEST_BUCKET, configs: [] }] });
+  const s3 = new S3rver({
+    silent: true,
+    directory,
+    configureBuckets: [{ name: S3_TEST_BUCKET, configs: [] }],
+  });
   await s3.configureBuckets();
   let server: Server | null = null;
   let port = 0;

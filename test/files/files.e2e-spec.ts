@@ -82,22 +82,25 @@ describe.each(STORAGE_DRIVERS)('task attachments and GET /files/:fileKey, %s sto
   });
 
   // The local driver's own concern: an S3 bucket has no file modes.
-  (driver === 'local' ? it : it.skip)("keeps stored files and their folders to the service's own account", async () => {
-    const task = await createTask(ctx, cls.classId, cls.owner);
-    const { fileKey } = (await upload(task.id, cls.owner, randomBytes(100)).expect(201)).body;
-    const root = join(ctx.dataDir, 'files');
-    for (const [path, mode] of [
-      [root, 0o700],
-      [join(root, fileKey.slice(0, 2)), 0o700],
-      [join(root, fileKey.slice(0, 2), fileKey), 0o600],
-    ] as const) {
-      expect(statSync(path).mode & 0o777).toBe(mode);
-    }
-    // A root left world-readable by an earlier version is closed at start.
-    chmodSync(root, 0o755);
-    new LocalFileStorage(root);
-    expect(statSync(root).mode & 0o777).toBe(0o700);
-  });
+  (driver === 'local' ? it : it.skip)(
+    "keeps stored files and their folders to the service's own account",
+    async () => {
+      const task = await createTask(ctx, cls.classId, cls.owner);
+      const { fileKey } = (await upload(task.id, cls.owner, randomBytes(100)).expect(201)).body;
+      const root = join(ctx.dataDir, 'files');
+      for (const [path, mode] of [
+        [root, 0o700],
+        [join(root, fileKey.slice(0, 2)), 0o700],
+        [join(root, fileKey.slice(0, 2), fileKey), 0o600],
+      ] as const) {
+        expect(statSync(path).mode & 0o777).toBe(mode);
+      }
+      // A root left world-readable by an earlier version is closed at start.
+      chmodSync(root, 0o755);
+      new LocalFileStorage(root);
+      expect(statSync(root).mode & 0o777).toBe(0o700);
+    },
+  );
 
   it('keeps awkward ASCII names intact in filename* and safe in the fallback', async () => {
     const task = await createTask(ctx, cls.classId, cls.owner);

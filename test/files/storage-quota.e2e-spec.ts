@@ -69,7 +69,9 @@ describe('storage quota and store failures, s3 storage', () => {
   it('counts task files to their uploader, OWNER or ADMIN', async () => {
     const task = await createTask(ctx, cls.classId, cls.owner);
     await attachToTask(task.id, cls.owner, QUOTA - MULTIPART_OVERHEAD).expect(201);
-    expect((await attachToTask(task.id, cls.owner, MULTIPART_OVERHEAD)).body).toEqual(error('QUOTA_EXCEEDED'));
+    expect((await attachToTask(task.id, cls.owner, MULTIPART_OVERHEAD)).body).toEqual(
+      error('QUOTA_EXCEEDED'),
+    );
     const otherTask = await createTask(ctx, cls.classId, cls.owner);
     expect((await submitFile(otherTask.id, cls.owner, MULTIPART_OVERHEAD)).body).toEqual(
       error('QUOTA_EXCEEDED'),
@@ -102,7 +104,8 @@ describe('storage quota and store failures, s3 storage', () => {
     const kept = await attachToTask(task.id, cls.admin, 1000).expect(201);
     const dropped = await attachToTask(task.id, cls.admin, 1000).expect(201);
     const rows = async (): Promise<number> =>
-      (await ctx.db.query(`SELECT count(*)::int AS n FROM task_attachments WHERE task_id = $1`, [task.id]))[0].n;
+      (await ctx.db.query(`SELECT count(*)::int AS n FROM task_attachments WHERE task_id = $1`, [task.id]))[0]
+        .n;
 
     await s3().stop();
     try {
