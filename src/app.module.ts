@@ -7,6 +7,7 @@ import { AiModule } from './ai/ai.module';
 import { AuthModule } from './auth/auth.module';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
 import { ClassesModule } from './classes/classes.module';
+import { CommentsModule } from './comments/comments.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { DatabaseOutageModule } from './common/errors/database-outage';
 import { AppConfig } from './config/config';
@@ -48,6 +49,7 @@ export class AppModule {
         AiModule,
         SubmissionsModule,
         NotificationsModule,
+        CommentsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -5,7 +5,10 @@ import { AppError, ErrorCode } from '../common/errors/app-error';
  * `submissionWriteRulesSql` judges them by the database clock.
  */
 export interface SubmissionWriteRules {
-  /** The due time has passed and the task takes no late submissions (a write at exactly dueAt is in time). */
+  /**
+   * The member's deadline (their extension's when later than dueAt) has passed and late submissions are off
+   * for them (a write at exactly the deadline is in time).
+   */
   late: boolean;
   /** A MEMBER has not submitted every task this one is blocked by (`isLocked` of CONTRACT §2). */
   locked: boolean;

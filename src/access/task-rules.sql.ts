@@ -27,13 +27,41 @@ export const blockedForUserSql = (task: string, userId: string): string =>
 export const taskLockedSql = (task: string, role: string, userId: string): string =>
   `(${role} = 'MEMBER' AND ${blockedForUserSql(task, userId)})`;
 
-/** The late rule, judged by the database clock: a write at exactly dueAt is in time. */
-export const lateClosedSql = (task: string): string =>
-  `(NOT ${task}.allow_late_submission AND ${task}.due_at IS NOT NULL AND ${task}.due_at < now())`;
+/**
+ * The deadline and late rule of member `userId` for `task` (CONTRACT §5.1), as a one-row subquery for `FROM`
+ * or `JOIN LATERAL`, with the columns
+ * - `due_at`: the later of the task's dueAt and the member's extension; null when the task has no dueAt;
+ * - `allow_late`: the extension's allowLateSubmission when it has one, else the task's;
+ * - `extended`: the member has an extension.
+ * Every rule that depends on a member's deadline reads it here, so an extension counts everywhere alike.
+ */
+export const memberDeadlineSql = (task: string, userId: string): string =>
+  `(SELECT CASE WHEN ${task}.due_at IS NOT NULL THEN greatest(${task}.due_at, ext.due_at) END AS due_at,
+           coalesce(ext.allow_late_submission, ${task}.allow_late_submission) AS allow_late,
+           ext.task_id IS NOT NULL AS extended
+      FROM (SELECT 1) one
+      LEFT JOIN task_extensions ext ON ext.task_id = ${task}.id AND ext.user_id = ${userId})`;
+
+/** The member's deadline (`due_at` of `memberDeadlineSql`) as a scalar expression. */
+export const memberDueAtSql = (task: string, userId: string): string =>
+  `(SELECT deadline.due_at FROM ${memberDeadlineSql(task, userId)} deadline)`;
+
+/** The late rule for `userId`, judged by the database clock: a write at exactly the deadline is in time. */
+export const lateClosedSql = (task: string, userId: string): string =>
+  `EXISTS (SELECT 1 FROM ${memberDeadlineSql(task, userId)} deadline
+            WHERE NOT deadline.allow_late AND deadline.due_at < now())`;
+
+/**
+ * `isLate` of a submission (CONTRACT §5.2): first submitted after its submitter's deadline as it stands now;
+ * false without a deadline. `submission` is the alias of a `submissions` row.
+ */
+export const submittedLateSql = (submission: string): string =>
+  `EXISTS (SELECT 1 FROM tasks late_task CROSS JOIN LATERAL ${memberDeadlineSql('late_task', `${submission}.user_id`)} deadline
+            WHERE late_task.id = ${submission}.task_id AND ${submission}.first_submitted_at > deadline.due_at)`;
 
 /**
  * The columns `late, locked` of `SubmissionWriteRules` (src/access/submission-rules.ts) for a write of the
  * submission of `userId` to `task` by a caller of class role `role`; the one place the two rules are written.
  */
 export const submissionWriteRulesSql = (task: string, role: string, userId: string): string =>
-  `${lateClosedSql(task)} AS late, ${taskLockedSql(task, role, userId)} AS locked`;
+  `${lateClosedSql(task, userId)} AS late, ${taskLockedSql(task, role, userId)} AS locked`;

@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       nodeEnv: 'development',
       port: 3000,
       appUrl: 'http://localhost:3000',
+      publicUrl: 'http://localhost:3000',
       dataDir,
       corsOrigins: true,
       logLevel: 'info',
@@ -42,6 +43,7 @@ describe('loadConfig', () => {
       },
       uploads: { maxBytes: 20971520, quotaBytesPerUser: 1073741824 },
       fileStorage: { driver: 'local' },
+      signedFileUrls: { ttlSeconds: 300 },
       http: { headersTimeoutMs: 20000, requestTimeoutMs: 300000, keepAliveTimeoutMs: 5000 },
       exports: { concurrency: 2, stallTimeoutMs: 60000 },
     });
@@ -72,6 +74,7 @@ describe('loadConfig', () => {
       LOGIN_LIMIT_PER_IP: '7',
       ACCOUNT_ROUTE_LIMIT_PER_IP: '8',
       APP_URL: 'https://app.example/',
+      PUBLIC_URL: 'https://api.example/',
       SMTP_URL: 'smtps://user:pass@mail.example:465',
       MAIL_FROM: 'Tasks <tasks@example.com>',
       CAPTCHA_ENABLED: 'yes',
@@ -93,6 +96,7 @@ describe('loadConfig', () => {
       DELIVERY_MAX_ATTEMPTS: '2',
       DELIVERY_RETENTION_DAYS: '7',
       UPLOAD_MAX_BYTES: '1024',
+      FILE_URL_TTL_SECONDS: '60',
       EXPORT_CONCURRENCY: '4',
       EXPORT_STALL_TIMEOUT_MS: '500',
       HTTP_HEADERS_TIMEOUT_MS: '1000',
@@ -104,6 +108,7 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       port: 8080,
       appUrl: 'https://app.example',
+      publicUrl: 'https://api.example',
       corsOrigins: ['https://a.example', 'https://b.example'],
       logLevel: 'warn',
       database: {

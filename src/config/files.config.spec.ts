@@ -10,6 +10,7 @@ describe('filesConfig', () => {
     expect(filesConfig({})).toEqual({
       uploads: { maxBytes: 20 * 1024 * 1024, quotaBytesPerUser: 1024 ** 3 },
       fileStorage: { driver: 'local' },
+      signedFileUrls: { ttlSeconds: 300 },
     });
     expect(filesConfig({ STORAGE_QUOTA_BYTES_PER_USER: '0' }).uploads.quotaBytesPerUser).toBe(0);
   });
@@ -40,6 +41,11 @@ describe('filesConfig', () => {
     });
   });
 
+  it('gives signed file URLs 300 s by default', () => {
+    expect(filesConfig({}).signedFileUrls.ttlSeconds).toBe(300);
+    expect(filesConfig({ FILE_URL_TTL_SECONDS: '1' }).signedFileUrls.ttlSeconds).toBe(1);
+  });
+
   itRejects(filesConfig, [
     ['UPLOAD_MAX_BYTES', { UPLOAD_MAX_BYTES: '20MB' }],
     ['STORAGE_QUOTA_BYTES_PER_USER', { STORAGE_QUOTA_BYTES_PER_USER: '-1' }],
@@ -48,5 +54,7 @@ describe('filesConfig', () => {
     ['S3_ENDPOINT', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_ENDPOINT: 'ftp://host' }],
     ['S3_ACCESS_KEY_ID', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_ACCESS_KEY_ID: 'id' }],
     ['S3_FORCE_PATH_STYLE', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_FORCE_PATH_STYLE: 'maybe' }],
+    ['FILE_URL_TTL_SECONDS', { FILE_URL_TTL_SECONDS: '0' }],
+    ['FILE_URL_TTL_SECONDS', { FILE_URL_TTL_SECONDS: '86401' }],
   ]);
 });

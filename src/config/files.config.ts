@@ -9,10 +9,12 @@ import { bool, ConfigError, Env, int, optional, str, url } from './env';
  *   `S3_ACCESS_KEY_ID` and `S3_SECRET_ACCESS_KEY` (unset: the SDK's default credential chain, both or
  *   neither), `S3_FORCE_PATH_STYLE` (`false`; MinIO and Ceph usually need `true`).
  * - `STORAGE_QUOTA_BYTES_PER_USER` (`1073741824`, 1 GiB; `0` = none): a user's task and submission files.
+ * - `FILE_URL_TTL_SECONDS` (`300`): lifetime of a signed file URL (`GET /files/:fileKey/url`).
  */
 export interface FilesConfig {
   uploads: { maxBytes: number; quotaBytesPerUser: number };
   fileStorage: { driver: 'local' } | { driver: 's3'; s3: S3StorageConfig };
+  signedFileUrls: { ttlSeconds: number };
 }
 
 export interface S3StorageConfig {
@@ -52,5 +54,7 @@ export function filesConfig(env: Env): FilesConfig {
       quotaBytesPerUser: int(env, 'STORAGE_QUOTA_BYTES_PER_USER', 1024 ** 3, 0),
     },
     fileStorage: driver === 's3' ? { driver, s3: s3StorageConfig(env) } : { driver },
+    // A day at most: the URL is a bearer credential for the file and cannot be revoked.
+    signedFileUrls: { ttlSeconds: int(env, 'FILE_URL_TTL_SECONDS', 300, 1, 86_400) },
   };
 }

@@ -21,10 +21,16 @@ describe('httpConfig', () => {
     expect(httpConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
   });
 
+  it('defaults PUBLIC_URL to the local address of PORT', () => {
+    expect(httpConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
+    expect(httpConfig({ PUBLIC_URL: 'https://api.example/' }).publicUrl).toBe('https://api.example');
+  });
+
   itRejects(httpConfig, [
     ['PORT', { PORT: 'abc' }],
     ['PORT', { PORT: '70000' }],
     ['APP_URL', { APP_URL: 'ftp://app.example' }],
+    ['PUBLIC_URL', { PUBLIC_URL: 'api.example' }],
     // Origins a browser never sends, so they would silently allow nothing.
     ['CORS_ORIGINS', { CORS_ORIGINS: 'https://app.example/' }],
     ['CORS_ORIGINS', { CORS_ORIGINS: 'app.example' }],

@@ -5,6 +5,7 @@ import { ConfigError, Env, int, MAX_TIMER_MS, str, url } from './env';
  * The HTTP server.
  * - `PORT` (`3000`).
  * - `APP_URL` (`http://localhost:3000`): base of the web client, for links in e-mails.
+ * - `PUBLIC_URL` (`http://localhost:${PORT}`): the service's own public base, for absolute links to itself.
  * - `CORS_ORIGINS` (`*`): `*`, or comma-separated origins exactly as browsers send them.
  * - `TRUST_PROXY` (`loopback`): Express's `trust proxy`, which peers' `X-Forwarded-For` names the client IP.
  * - `HTTP_HEADERS_TIMEOUT_MS` (`20000`), `HTTP_REQUEST_TIMEOUT_MS` (`300000`), `HTTP_KEEP_ALIVE_TIMEOUT_MS`
@@ -13,6 +14,8 @@ import { ConfigError, Env, int, MAX_TIMER_MS, str, url } from './env';
 export interface HttpConfig {
   port: number;
   appUrl: string;
+  /** The service's own public base (no trailing slash), for links that lead back to this API. */
+  publicUrl: string;
   corsOrigins: string[] | true;
   /** Express's `trust proxy`: which peers' `X-Forwarded-For` names the client IP (per-IP limits). */
   trustProxy: boolean | number | string[];
@@ -25,9 +28,11 @@ export interface HttpConfig {
 }
 
 export function httpConfig(env: Env): HttpConfig {
+  const port = int(env, 'PORT', 3000, 0, 65535);
   return {
-    port: int(env, 'PORT', 3000, 0, 65535),
+    port,
     appUrl: url(env, 'APP_URL', 'http://localhost:3000', ['http:', 'https:']),
+    publicUrl: url(env, 'PUBLIC_URL', `http://localhost:${port}`, ['http:', 'https:']),
     corsOrigins: corsOrigins(env),
     trustProxy: trustProxy(env),
     http: httpTimeouts(env),

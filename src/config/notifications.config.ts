@@ -18,7 +18,7 @@ export interface NotificationsConfig {
     pollIntervalMs: number;
     retryBaseSeconds: number;
     maxAttempts: number;
-    /** Days a sent or failed delivery is kept (a sent account e-mail goes at once). */
+    /** Days a sent, failed or skipped delivery is kept (a sent account e-mail goes at once). */
     retentionDays: number;
   };
 }

@@ -9,6 +9,7 @@ import { FileStorage } from './file-storage';
 import { FilesRepository } from './files.repository';
 import { FilesController } from './files.controller';
 import { FileSweeper } from './file-sweeper';
+import { FileUrlSigner } from './file-url-signer';
 import { FilesService } from './files.service';
 import { LocalFileStorage } from './local-file-storage';
 import { fileStorageEngine } from './multer-storage.engine';
@@ -51,7 +52,7 @@ export class FileStorageModule {}
     }),
   ],
   controllers: [FilesController],
-  providers: [FilesRepository, FilesService, FileSweeper, RunningJobs, StorageQuota],
+  providers: [FilesRepository, FilesService, FileUrlSigner, FileSweeper, RunningJobs, StorageQuota],
   exports: [FileStorageModule, MulterModule, StorageQuota],
 })
 export class FilesModule {}

@@ -3,7 +3,8 @@ import type { Readable } from 'node:stream';
 import { AccessService } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { FileStorage } from './file-storage';
-import { FilesRepository } from './files.repository';
+import { FileUrlSigner, SignedFileUrl } from './file-url-signer';
+import { FilesRepository, StoredFileRow } from './files.repository';
 
 export interface FileDownload {
   stream: Readable;
@@ -21,18 +22,45 @@ export class FilesService {
     private readonly files: FilesRepository,
     private readonly access: AccessService,
     private readonly storage: FileStorage,
+    private readonly signer: FileUrlSigner,
   ) {}
+
+  /** The file for a caller who may read it (see `authorize`). */
+  async open(fileKey: string, userId: string): Promise<FileDownload> {
+    return this.read(fileKey, await this.authorize(fileKey, userId));
+  }
+
+  /** A signed URL of the file, issued to whoever may read it (see `authorize`). */
+  async signedUrl(fileKey: string, userId: string): Promise<SignedFileUrl> {
+    await this.authorize(fileKey, userId);
+    return this.signer.sign(fileKey);
+  }
+
+  /**
+   * The file behind a signed URL: the signature is checked first (403), so the answer tells nothing about
+   * keys to someone without one; a file deleted since the URL was issued is 404.
+   */
+  async openSigned(fileKey: string, expires: string, signature: string): Promise<FileDownload> {
+    this.signer.verify(fileKey, expires, signature);
+    const file = await this.files.findByKey(fileKey);
+    if (!file) throw AppError.notFound('File');
+    return this.read(fileKey, file);
+  }
 
   /**
    * A task file: anyone who can see the task. A submission file: its submitter, and the OWNER and ADMINs of
    * the class (other members 403). Unknown key 404.
    */
-  async open(fileKey: string, userId: string): Promise<FileDownload> {
+  private async authorize(fileKey: string, userId: string): Promise<StoredFileRow> {
     const file = await this.files.findByKey(fileKey);
     if (!file) throw AppError.notFound('File');
     if (file.submitter_id !== userId) {
       await this.access.requireTaskAccess(file.task_id, userId, { manage: file.submitter_id !== null });
     }
+    return file;
+  }
+
+  private async read(fileKey: string, file: StoredFileRow): Promise<FileDownload> {
     let stream: Readable;
     try {
       stream = await this.storage.read(fileKey);

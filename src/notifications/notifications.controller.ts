@@ -5,6 +5,7 @@ import {
   HttpCode,
   HttpStatus,
   Param,
+  ParseEnumPipe,
   ParseUUIDPipe,
   Patch,
   Post,
@@ -12,15 +13,22 @@ import {
   Query,
 } from '@nestjs/common';
 import {
+  ApiAcceptedResponse,
   ApiBadRequestResponse,
   ApiBearerAuth,
   ApiNotFoundResponse,
   ApiOkResponse,
+  ApiParam,
   ApiTags,
+  ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
+import { TEST_EVENTS_PER_USER_PER_HOUR, TestEventThrottle } from '../common/throttling/throttles';
+import { DeliveryLogService } from './delivery-log.service';
+import { DeliveryDto } from './dto/delivery.dto';
+import { NotificationChannelName } from './entities/notification-pref.entity';
 import { ListNotificationsQuery } from './dto/list-notifications.query';
 import { NotificationPrefDto, UpsertNotificationPrefDto } from './dto/notification-pref.dto';
 import {
@@ -82,7 +90,10 @@ export class NotificationsController {
 @ApiUnauthorizedResponse({ type: ErrorResponse, description: 'UNAUTHORIZED: missing or invalid token' })
 @Controller('users/me/notification-prefs')
 export class NotificationPrefsController {
-  constructor(private readonly prefs: NotificationPrefsService) {}
+  constructor(
+    private readonly prefs: NotificationPrefsService,
+    private readonly deliveryLog: DeliveryLogService,
+  ) {}
 
   @Get()
   @ApiOkResponse({ type: [NotificationPrefDto] })
@@ -101,5 +112,29 @@ export class NotificationPrefsController {
     @Body() body: UpsertNotificationPrefDto,
   ): Promise<NotificationPrefDto> {
     return this.prefs.upsert(user.id, body);
+  }
+
+  @Post(':channel/test')
+  @HttpCode(HttpStatus.ACCEPTED)
+  @TestEventThrottle()
+  @ApiParam({ name: 'channel', enum: NotificationChannelName, enumName: 'NotificationChannel' })
+  @ApiAcceptedResponse({
+    type: DeliveryDto,
+    description: 'The PENDING delivery of a TEST event (webhook body `type: "TEST"`, `data: {}`)',
+  })
+  @ApiBadRequestResponse({ type: ErrorResponse, description: 'VALIDATION_ERROR: unknown channel' })
+  @ApiNotFoundResponse({
+    type: ErrorResponse,
+    description: 'NOT_FOUND: the caller has no preference for the channel',
+  })
+  @ApiTooManyRequestsResponse({
+    type: ErrorResponse,
+    description: `RATE_LIMITED: more than ${TEST_EVENTS_PER_USER_PER_HOUR} test events in an hour`,
+  })
+  sendTest(
+    @CurrentUser() user: AuthUser,
+    @Param('channel', new ParseEnumPipe(NotificationChannelName)) channel: NotificationChannelName,
+  ): Promise<DeliveryDto> {
+    return this.deliveryLog.sendTest(user.id, channel);
   }
 }

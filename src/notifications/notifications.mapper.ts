@@ -1,3 +1,5 @@
+import type { DeliveryLogRow } from './delivery/deliveries.repository';
+import { DeliveryDto } from './dto/delivery.dto';
 import { NotificationPrefDto } from './dto/notification-pref.dto';
 import { NotificationDto } from './dto/notification.response';
 import { NotificationChannelName, NotificationPref } from './entities/notification-pref.entity';
@@ -36,4 +38,20 @@ export function toNotificationPrefDto(row: PrefRow): NotificationPrefDto {
   };
   if (row.channel === NotificationChannelName.WEBHOOK) pref.secret = row.secret!;
   return pref;
+}
+
+export function toDeliveryDto(row: DeliveryLogRow): DeliveryDto {
+  return {
+    id: row.id,
+    notificationId: row.notificationId,
+    type: row.type,
+    channel: row.channel,
+    address: row.address,
+    status: row.status,
+    attempts: row.attempts,
+    lastError: row.lastError,
+    nextAttemptAt: row.nextAttemptAt,
+    sentAt: row.sentAt,
+    createdAt: row.createdAt,
+  };
 }

@@ -6,6 +6,8 @@ import { EmailChannel } from './channels/email.channel';
 import { MessengerChannel } from './channels/messenger.channel';
 import { NOTIFICATION_CHANNELS, NotificationChannel } from './channels/notification-channel';
 import { WebhookChannel } from './channels/webhook.channel';
+import { DeliveriesController } from './deliveries.controller';
+import { DeliveryLogService } from './delivery-log.service';
 import { DeliveriesRepository } from './delivery/deliveries.repository';
 import { DeliveryOutbox } from './delivery/delivery-outbox';
 import { DeliveryRetention } from './delivery/delivery-retention';
@@ -17,18 +19,24 @@ import { NotificationPrefsController, NotificationsController } from './notifica
 import { NotificationsRepository } from './notifications.repository';
 import { NotificationsService } from './notifications.service';
 import { NotificationProducer } from './production/notification-producer';
+import { TaskNotices } from './production/task-notices';
 
-/** Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth. */
+/**
+ * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth and the
+ * task notices that writes of other modules produce (task extensions, comments).
+ */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
   imports: [MailModule, DatabaseOutageModule],
-  controllers: [NotificationsController, NotificationPrefsController],
+  controllers: [NotificationsController, NotificationPrefsController, DeliveriesController],
   providers: [
     NotificationsRepository,
     DeliveriesRepository,
     NotificationsService,
     NotificationPrefsService,
+    DeliveryLogService,
     NotificationProducer,
+    TaskNotices,
     NotificationDispatcher,
     DeliveryOutbox,
     DeliveryWorker,
@@ -44,6 +52,6 @@ import { NotificationProducer } from './production/notification-producer';
       useFactory: (...channels: NotificationChannel[]) => channels,
     },
   ],
-  exports: [DeliveryOutbox],
+  exports: [DeliveryOutbox, TaskNotices],
 })
 export class NotificationsModule {}

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { memberSeesTaskSql } from '../access/task-rules.sql';
+import { memberDueAtSql, memberSeesTaskSql } from '../access/task-rules.sql';
 import { isoSql } from '../common/utils/time';
-import { one, Prepared, rows } from '../database/sql';
+import { affected, Db, one, Prepared, rows } from '../database/sql';
 import { NotificationChannelName } from './entities/notification-pref.entity';
 import { InboxRow, PrefRow } from './notifications.mapper';
 
@@ -84,8 +84,8 @@ const RECIPIENTS = `
   JOIN class_members m ON m.class_id = t.class_id
   JOIN users u ON u.id = m.user_id AND u.is_active`;
 
-/** The due time in the recipient's time zone (alias `u` = users), e.g. `Tue 03 Mar 2026 17:30 (Asia/Shanghai)`. */
-const LOCAL_DUE = `notification_local_time(t.due_at, u.timezone)`;
+/** A time in the recipient's time zone (alias `u` = users), e.g. `Tue 03 Mar 2026 17:30 (Asia/Shanghai)`. */
+const localTime = (time: string): string => `notification_local_time(${time}, u.timezone)`;
 
 /**
  * Which tasks a publication scan looks at. `recent`: those that became visible (published, or started)
@@ -127,7 +127,8 @@ const publishSql = (scope: PublicationScope) => `
     SELECT m.user_id, 'TASK_PUBLISHED', t.id, t.class_id, t.title, c.name, t.start_at, t.due_at,
            format('New task in %s: %s', c.name, t.title),
            format('"%s" was published in %s. %s', t.title, c.name,
-                  CASE WHEN t.due_at IS NULL THEN 'It has no due date.' ELSE 'Due ' || ${LOCAL_DUE} || '.' END)
+                  CASE WHEN t.due_at IS NULL THEN 'It has no due date.'
+                       ELSE 'Due ' || ${localTime(memberDueAtSql('t', 'm.user_id'))} || '.' END)
     ${RECIPIENTS}
     ON CONFLICT DO NOTHING
     RETURNING 1
@@ -139,18 +140,26 @@ const PUBLISH_SQL: Record<PublicationScope, string> = {
   all: publishSql('all'),
 };
 
+/** Of the offsets `$1` whose moment (`deadline` − h) has come, the smallest one, as the lateral row `o`. */
+const dueOffsetSql = (deadline: string): string => `LATERAL (
+    SELECT min(h) AS hours FROM unnest($1::float8[]) AS h WHERE ${deadline} - h * interval '1 hour' <= now()
+  ) o`;
+
+const reminderTexts = (deadline: string): string => `
+  format('Reminder: %s is due %s', t.title, ${localTime(deadline)}),
+  format('"%s" in %s is due %s, and you have not submitted it yet.', t.title, c.name, ${localTime(deadline)})`;
+
 /**
- * Reminders: of the offsets whose moment (dueAt − h) has come, the smallest one, so a task published close to
- * its due time gets one reminder rather than one per missed offset. A moved dueAt is a new key.
+ * Reminders at the class-wide dueAt, to the members whose own deadline it is (not to those with a later
+ * extension): of the offsets whose moment has come, the smallest one, so a task published close to its due time
+ * gets one reminder rather than one per missed offset. A moved dueAt is a new key.
  */
 const REMIND_SQL = `
   WITH claimed AS (
     INSERT INTO notification_task_reminders (task_id, hours_before, due_at)
     SELECT t.id, o.hours, t.due_at
       FROM tasks t
-      CROSS JOIN LATERAL (
-        SELECT min(h) AS hours FROM unnest($1::float8[]) AS h WHERE t.due_at - h * interval '1 hour' <= now()
-      ) o
+      CROSS JOIN ${dueOffsetSql('t.due_at')}
      WHERE ${VISIBLE_TASK}
        AND t.due_at > now() AND t.due_at <= now() + $2::float8 * interval '1 hour'
        AND o.hours IS NOT NULL
@@ -164,15 +173,96 @@ const REMIND_SQL = `
     INSERT INTO notifications
       (user_id, type, task_id, class_id, task_title, class_name, start_at, due_at, hours_before, title, content)
     SELECT m.user_id, 'TASK_DUE_REMINDER', t.id, t.class_id, t.title, c.name, t.start_at, claimed.due_at,
-           claimed.hours_before,
-           format('Reminder: %s is due %s', t.title, ${LOCAL_DUE}),
-           format('"%s" in %s is due %s, and you have not submitted it yet.', t.title, c.name, ${LOCAL_DUE})
+           claimed.hours_before, ${reminderTexts('claimed.due_at')}
     ${RECIPIENTS}
      WHERE NOT EXISTS (SELECT 1 FROM submissions s WHERE s.task_id = t.id AND s.user_id = m.user_id)
+       AND ${memberDueAtSql('t', 'm.user_id')} = claimed.due_at
     ON CONFLICT DO NOTHING
     RETURNING 1
   )
   SELECT (SELECT count(*) FROM claimed)::int AS tasks, (SELECT count(*) FROM produced)::int AS notifications`;
+
+/** Reminders of extended deadlines produced per statement. */
+export const EXTENDED_REMINDERS_PER_BATCH = 1000;
+
+/**
+ * Reminders at the members' own deadlines (CONTRACT §5.1): one row per extension that is the member's deadline
+ * (later than the task's dueAt, see memberDeadlineSql) and whose reminder moment has come, found through the
+ * index on the extensions' due time. No marker: the notifications' unique key (task, member, offset, deadline)
+ * makes each one once, also with several instances, and the NOT EXISTS probe of it skips the ones made.
+ */
+const REMIND_EXTENDED_SQL = `
+  WITH produced AS (
+    INSERT INTO notifications
+      (user_id, type, task_id, class_id, task_title, class_name, start_at, due_at, hours_before, title, content)
+    SELECT e.user_id, 'TASK_DUE_REMINDER', t.id, t.class_id, t.title, c.name, t.start_at, e.due_at, o.hours,
+           ${reminderTexts('e.due_at')}
+      FROM task_extensions e
+      JOIN tasks t ON t.id = e.task_id
+      JOIN classes c ON c.id = t.class_id
+      JOIN users u ON u.id = e.user_id AND u.is_active
+      CROSS JOIN ${dueOffsetSql('e.due_at')}
+     WHERE e.due_at > now() AND e.due_at <= now() + $2::float8 * interval '1 hour'
+       AND e.due_at > t.due_at AND ${VISIBLE_TASK}
+       AND o.hours IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.task_id = t.id AND s.user_id = e.user_id)
+       AND NOT EXISTS (
+         SELECT 1 FROM notifications r
+          WHERE r.type = 'TASK_DUE_REMINDER' AND r.task_id = t.id AND r.user_id = e.user_id
+            AND r.hours_before = o.hours AND r.due_at = e.due_at)
+     LIMIT ${EXTENDED_REMINDERS_PER_BATCH}
+    ON CONFLICT DO NOTHING
+    RETURNING task_id
+  )
+  SELECT count(DISTINCT task_id)::int AS tasks, count(*)::int AS notifications FROM produced`;
+
+/**
+ * TASK_EXTENDED to the member of the extension of (`$1` task, `$2` member), while the task is visible to members
+ * and the member active; nothing otherwise.
+ */
+const EXTENDED_SQL = `
+  INSERT INTO notifications
+    (user_id, type, task_id, class_id, task_title, class_name, start_at, due_at, my_due_at, title, content)
+  SELECT e.user_id, 'TASK_EXTENDED', t.id, t.class_id, t.title, c.name, t.start_at, t.due_at, e.due_at,
+         format('Extension: %s is now due %s for you', t.title, ${localTime('e.due_at')}),
+         format('Your deadline for "%s" in %s is now %s.', t.title, c.name, ${localTime('e.due_at')})
+    FROM task_extensions e
+    JOIN tasks t ON t.id = e.task_id
+    JOIN classes c ON c.id = t.class_id
+    JOIN users u ON u.id = e.user_id AND u.is_active
+   WHERE e.task_id = $1 AND e.user_id = $2 AND ${VISIBLE_TASK}`;
+
+/** Longest part of a comment quoted in its notification's text. */
+const COMMENT_EXCERPT_LENGTH = 200;
+
+/**
+ * TASK_COMMENT for comment `$1`: to the OWNER and ADMINs of the task's class, and to the author of the comment
+ * it replies to while that author can see the task; never to the comment's own author. Active members only,
+ * as for the other types. The text quotes the comment, white space folded, cut at COMMENT_EXCERPT_LENGTH.
+ */
+const COMMENT_SQL = `
+  INSERT INTO notifications
+    (user_id, type, task_id, class_id, task_title, class_name, start_at, due_at, comment_id, title, content)
+  SELECT m.user_id, 'TASK_COMMENT', t.id, t.class_id, t.title, c.name, t.start_at, t.due_at, k.id,
+         CASE WHEN m.user_id = r.author_id
+              THEN format('%s replied to your comment on %s', author.name, t.title)
+              ELSE format('New comment on %s', t.title) END,
+         format('%s commented on "%s" in %s: %s', author.name, t.title, c.name,
+                CASE WHEN length(excerpt.text) > ${COMMENT_EXCERPT_LENGTH}
+                     THEN left(excerpt.text, ${COMMENT_EXCERPT_LENGTH - 1}) || '…' ELSE excerpt.text END)
+    FROM task_comments k
+    JOIN tasks t ON t.id = k.task_id
+    JOIN classes c ON c.id = t.class_id
+    CROSS JOIN LATERAL (
+      SELECT coalesce(a.nickname, 'A class member') AS name FROM users a WHERE a.id = k.author_id
+    ) author
+    CROSS JOIN LATERAL (SELECT regexp_replace(k.content, '[[:space:]]+', ' ', 'g') AS text) excerpt
+    LEFT JOIN task_comments r ON r.id = k.reply_to_id
+    JOIN class_members m ON m.class_id = t.class_id
+    JOIN users u ON u.id = m.user_id AND u.is_active
+   WHERE k.id = $1 AND m.user_id <> k.author_id
+     AND (m.role <> 'MEMBER' OR (m.user_id = r.author_id AND ${memberSeesTaskSql('t')}))
+  ON CONFLICT DO NOTHING`;
 
 export interface ProductionBatch {
   tasks: number;
@@ -190,17 +280,17 @@ export const DISPATCH_BATCH_SIZE = 5000;
  */
 const DISPATCH_SQL = `
   WITH batch AS (
-    SELECT id, user_id FROM notifications
+    SELECT id, user_id, type FROM notifications
      WHERE status = 'PENDING'
      ORDER BY created_at
      LIMIT ${DISPATCH_BATCH_SIZE}
      FOR UPDATE SKIP LOCKED
   ), routed AS (
-    INSERT INTO notification_deliveries (notification_id, channel, address)
-    SELECT b.id, p.channel, p.address
+    INSERT INTO notification_deliveries (notification_id, user_id, type, channel, address)
+    SELECT b.id, b.user_id, b.type, p.channel, p.address
       FROM batch b JOIN notification_prefs p ON p.user_id = b.user_id AND p.is_enabled
     UNION ALL
-    SELECT b.id, 'EMAIL', u.email
+    SELECT b.id, b.user_id, b.type, 'EMAIL', u.email
       FROM batch b JOIN users u ON u.id = b.user_id
      WHERE NOT EXISTS (SELECT 1 FROM notification_prefs p WHERE p.user_id = b.user_id AND p.channel = 'EMAIL')
     ON CONFLICT DO NOTHING
@@ -302,6 +392,21 @@ export class NotificationsRepository {
   /** One batch of TASK_DUE_REMINDER fan-out for reminders `hours` before the due time (see REMIND_SQL). */
   async remindBatch(hours: number[]): Promise<ProductionBatch> {
     return (await one<ProductionBatch>(this.dataSource, REMIND_SQL, [hours, Math.max(...hours)]))!;
+  }
+
+  /** One batch of reminders at extended deadlines (see REMIND_EXTENDED_SQL). */
+  async remindExtendedBatch(hours: number[]): Promise<ProductionBatch> {
+    return (await one<ProductionBatch>(this.dataSource, REMIND_EXTENDED_SQL, [hours, Math.max(...hours)]))!;
+  }
+
+  /** TASK_EXTENDED for the member's extension, in the transaction of `db` (see EXTENDED_SQL). */
+  async produceExtended(db: Db, taskId: string, userId: string): Promise<void> {
+    await rows(db, EXTENDED_SQL, [taskId, userId]);
+  }
+
+  /** TASK_COMMENT notifications of a new comment, in the transaction of `db`; answers how many. */
+  commentPosted(db: Db, commentId: string): Promise<number> {
+    return affected(db, COMMENT_SQL, [commentId]);
   }
 
   /** Routes one batch of PENDING notifications (see DISPATCH_SQL). */

@@ -8,8 +8,7 @@ import {
   SubmissionSummaryResponse,
 } from './dto/submission.response';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
-import { Submission } from './entities/submission.entity';
-import { RosterRow, SubmissionSummaryRow } from './submissions.repository';
+import { RosterRow, SubmissionRow, SubmissionSummaryRow } from './submissions.repository';
 
 /** numeric(12,2) arrives as a string ("12.50"); JSON carries it as a number (12.5). */
 export function scoreNumber(score: string | null): number | null {
@@ -28,11 +27,12 @@ export function toSummaryResponse(submission: SubmissionSummaryRow): SubmissionS
     reviewerId: submission.reviewerId,
     reviewedAt: iso(submission.reviewedAt),
     isExemplary: submission.isExemplary,
+    isLate: submission.isLate,
   };
 }
 
 export function toSubmissionResponse(
-  submission: Submission,
+  submission: SubmissionRow,
   attachments: StoredAttachment[],
 ): SubmissionResponse {
   const { id, taskId, userId, ...rest } = toSummaryResponse(submission);

@@ -4,7 +4,7 @@ import type { PoolClient } from 'pg';
 import QueryStream from 'pg-query-stream';
 import { DataSource } from 'typeorm';
 import { SubmissionWriteRules } from '../access/submission-rules';
-import { roleSeesTaskSql, submissionWriteRulesSql } from '../access/task-rules.sql';
+import { roleSeesTaskSql, submissionWriteRulesSql, submittedLateSql } from '../access/task-rules.sql';
 import { roleRankSql } from '../classes/classes.repository';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { withConstraintErrors } from '../common/errors/constraint-errors';
@@ -13,8 +13,11 @@ import { AttachmentJson, attachmentsJsonSql } from '../files/attachments.sql';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { Submission } from './entities/submission.entity';
 
+/** A submission as the queries read it: the row with `isLate` (CONTRACT §5.2), judged when read. */
+export type SubmissionRow = Submission & { isLate: boolean };
+
 /** A submission row without its body, as the grader's list reads it. */
-export type SubmissionSummaryRow = Omit<Submission, 'content'>;
+export type SubmissionSummaryRow = Omit<SubmissionRow, 'content'>;
 
 interface RosterMember {
   memberId: string;
@@ -29,7 +32,7 @@ interface RosterMember {
 export type RosterRow = RosterMember & (SubmissionSummaryRow | { [K in keyof SubmissionSummaryRow]: null });
 
 /** The answer of the one-statement PUT: the rules, and the submission when they allowed the write. */
-export type UpsertRow = SubmissionWriteRules & { [K in keyof Submission]: Submission[K] | null } & {
+export type UpsertRow = SubmissionWriteRules & { [K in keyof SubmissionRow]: SubmissionRow[K] | null } & {
   attachments: AttachmentJson[] | null;
 };
 
@@ -65,7 +68,8 @@ export interface Grade {
  */
 const SUBMISSION_SUMMARY_COLUMNS = `s.id, s.task_id AS "taskId", s.user_id AS "userId",
   s.first_submitted_at AS "firstSubmittedAt", s.last_updated_at AS "lastUpdatedAt", s.score, s.feedback,
-  s.reviewer_id AS "reviewerId", s.reviewed_at AS "reviewedAt", s.is_exemplary AS "isExemplary"`;
+  s.reviewer_id AS "reviewerId", s.reviewed_at AS "reviewedAt", s.is_exemplary AS "isExemplary",
+  ${submittedLateSql('s')} AS "isLate"`;
 
 const SUBMISSION_COLUMNS = `${SUBMISSION_SUMMARY_COLUMNS}, s.content`;
 
@@ -135,16 +139,16 @@ export class SubmissionsRepository {
     return one<UpsertRow>(this.dataSource, UPSERT_MINE, [taskId, userId, content]);
   }
 
-  findMine(db: Db, taskId: string, userId: string): Promise<Submission | null> {
-    return one<Submission>(
+  findMine(db: Db, taskId: string, userId: string): Promise<SubmissionRow | null> {
+    return one<SubmissionRow>(
       db,
       `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.task_id = $1 AND s.user_id = $2`,
       [taskId, userId],
     );
   }
 
-  findInTask(db: Db, taskId: string, submissionId: string): Promise<Submission | null> {
-    return one<Submission>(
+  findInTask(db: Db, taskId: string, submissionId: string): Promise<SubmissionRow | null> {
+    return one<SubmissionRow>(
       db,
       `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.id = $1 AND s.task_id = $2`,
       [submissionId, taskId],
@@ -258,9 +262,9 @@ export class SubmissionsRepository {
    * Changes only the fields given; reviewer and review time always move. Null when the task has no such
    * submission; "exemplary needs a score" is the table's check constraint (see constraint-errors).
    */
-  grade(taskId: string, submissionId: string, grade: Grade): Promise<Submission | null> {
+  grade(taskId: string, submissionId: string, grade: Grade): Promise<SubmissionRow | null> {
     return withConstraintErrors(() =>
-      one<Submission>(
+      one<SubmissionRow>(
         this.dataSource,
         `UPDATE submissions s SET
             score = CASE WHEN $3 THEN $4::numeric ELSE s.score END,

@@ -14,9 +14,8 @@ import { GradeSubmissionDto } from './dto/grade-submission.dto';
 import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
 import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submission.response';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
-import { Submission } from './entities/submission.entity';
 import { toListEntryResponse, toSubmissionResponse } from './submissions.mapper';
-import { SubmissionsRepository } from './submissions.repository';
+import { SubmissionRow, SubmissionsRepository } from './submissions.repository';
 
 /** The global validation pipe, for a body that is judged after the access check. */
 const BODY_PIPE = createValidationPipe();
@@ -55,7 +54,7 @@ export class SubmissionsService {
       if (!row) throw AppError.notFound('Task');
     }
     assertSubmissionWritable(row);
-    return toSubmissionResponse(row as Submission, (row.attachments ?? []).map(storedAttachmentFromJson));
+    return toSubmissionResponse(row as SubmissionRow, (row.attachments ?? []).map(storedAttachmentFromJson));
   }
 
   /**
@@ -169,7 +168,7 @@ export class SubmissionsService {
     });
   }
 
-  private async withAttachments(submission: Submission): Promise<SubmissionResponse> {
+  private async withAttachments(submission: SubmissionRow): Promise<SubmissionResponse> {
     const attachments = await this.submissions.attachments(this.dataSource, submission.id);
     return toSubmissionResponse(submission, attachments);
   }

@@ -62,7 +62,7 @@ export class TasksController {
   @Get('mine')
   @ApiOperation({
     summary: 'Tasks visible to the caller across all their classes',
-    description: 'Nearest deadline first, tasks without deadline last.',
+    description: 'Nearest own deadline (myDueAt) first, tasks without deadline last.',
   })
   @ApiOkResponse({ type: [MyTaskSummaryResponse] })
   mine(@CurrentUser() user: AuthUser): Promise<MyTaskSummaryResponse[]> {

@@ -7,6 +7,8 @@ import {
   TaskSummaryResponse,
   TaskUserStateResponse,
 } from './dto/task.response';
+import { ExtensionResponse } from './dto/extension.dto';
+import { ExtensionRow } from './task-extensions.repository';
 import { TaskRow, UserStateRow } from './tasks.repository';
 
 /** Timestamps already as JSON strings (`isoSql`). */
@@ -33,6 +35,8 @@ export function toSummaryResponse(row: TaskRow): TaskSummaryResponse {
     title: row.title,
     startAt: row.start_at,
     dueAt: row.due_at,
+    myDueAt: row.my_due_at,
+    hasExtension: row.has_extension,
     allowLateSubmission: row.allow_late_submission,
     blockedBy: row.blocked_by,
     createdBy: row.created_by,
@@ -64,5 +68,18 @@ export function toDetailResponse(row: TaskRow): TaskDetailResponse {
           submittedCount: row.submitted_count,
         }
       : null,
+  };
+}
+
+export function toExtensionResponse(row: ExtensionRow): ExtensionResponse {
+  return {
+    taskId: row.task_id,
+    userId: row.user_id,
+    nickname: row.nickname,
+    dueAt: row.due_at,
+    allowLateSubmission: row.allow_late_submission,
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }

@@ -4,8 +4,12 @@ import { AccessModule } from '../access/access.module';
 import { AiModule } from '../ai/ai.module';
 import { ClassesRepositoryModule } from '../classes/classes.repository';
 import { FilesModule } from '../files/files.module';
+import { NotificationsModule } from '../notifications/notifications.module';
 import { ClassTasksController } from './class-tasks.controller';
 import { TaskAttachmentsService } from './task-attachments.service';
+import { TaskExtensionsController } from './task-extensions.controller';
+import { TaskExtensionsRepository } from './task-extensions.repository';
+import { TaskExtensionsService } from './task-extensions.service';
 import { TaskDraftsService } from './task-drafts.service';
 import { TaskReader } from './task-reader.service';
 import { TasksController } from './tasks.controller';
@@ -13,8 +17,23 @@ import { TasksRepositoryModule } from './tasks.repository';
 import { TasksService } from './tasks.service';
 
 @Module({
-  imports: [AccessModule, AiModule, FilesModule, ClassesRepositoryModule, TasksRepositoryModule],
-  controllers: [ClassTasksController, TasksController],
-  providers: [TasksService, TaskReader, TaskAttachmentsService, TaskDraftsService, RunningJobs],
+  imports: [
+    AccessModule,
+    AiModule,
+    FilesModule,
+    NotificationsModule,
+    ClassesRepositoryModule,
+    TasksRepositoryModule,
+  ],
+  controllers: [ClassTasksController, TasksController, TaskExtensionsController],
+  providers: [
+    TasksService,
+    TaskReader,
+    TaskAttachmentsService,
+    TaskDraftsService,
+    TaskExtensionsService,
+    TaskExtensionsRepository,
+    RunningJobs,
+  ],
 })
 export class TasksModule {}

@@ -2,7 +2,7 @@ import { Injectable, Module } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { roleSeesTaskSql, taskLockedSql } from '../access/task-rules.sql';
+import { memberDeadlineSql, roleSeesTaskSql, taskLockedSql } from '../access/task-rules.sql';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { AppError } from '../common/errors/app-error';
 import { isoSql } from '../common/utils/time';
@@ -26,6 +26,9 @@ export interface TaskRow {
   source_text: string | null;
   start_at: string | null;
   due_at: string | null;
+  /** The caller's own deadline (CONTRACT §5.1 `myDueAt`). */
+  my_due_at: string | null;
+  has_extension: boolean;
   allow_late_submission: boolean;
   blocked_by: string[];
   created_by: string | null;
@@ -50,14 +53,17 @@ export interface TaskRow {
 export interface SummaryScope {
   /** Condition on `t` (tasks) and `m` (the caller's membership); `$1` is the caller's id. */
   where: string;
-  /** Ordering over a tasks alias. */
-  order: (alias: string) => string;
+  /** Ordering over a tasks alias and the expression of the caller's own deadline there. */
+  order: (task: string, myDueAt: string) => string;
   limit: number;
   /** Adds description, viewed count and attachments (one task). */
   detail: boolean;
 }
 
 export const BY_DUE_TIME = (a: string): string => `${a}.due_at ASC NULLS LAST, ${a}.created_at, ${a}.id`;
+/** `GET /tasks/mine`: by the caller's own deadline (CONTRACT §5.1). */
+export const BY_MY_DUE_TIME = (a: string, myDueAt: string): string =>
+  `${myDueAt} ASC NULLS LAST, ${a}.created_at, ${a}.id`;
 export const NEWEST_FIRST = (a: string): string => `${a}.created_at DESC, ${a}.id DESC`;
 
 /**
@@ -72,11 +78,13 @@ export function taskSummariesSql(scope: SummaryScope): string {
     WITH scoped AS (
       SELECT t.id, t.class_id, t.title, ${scope.detail ? 't.description' : 'NULL::text AS description'},
              t.source_text, t.start_at, t.due_at, t.allow_late_submission, t.blocked_by, t.created_by,
-             t.is_published, t.published_at, t.created_at, t.updated_at, m.role
+             t.is_published, t.published_at, t.created_at, t.updated_at, m.role,
+             mine.due_at AS my_due_at, mine.extended AS has_extension
         FROM tasks t
         JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $1
+        CROSS JOIN LATERAL ${memberDeadlineSql('t', '$1')} mine
        WHERE t.deleted_at IS NULL AND ${scope.where}
-       ORDER BY ${scope.order('t')}
+       ORDER BY ${scope.order('t', 'mine.due_at')}
        LIMIT ${scope.limit}
     ),
     -- Counted per class through the primary key (an IN over the classes made PostgreSQL scan every membership).
@@ -85,7 +93,8 @@ export function taskSummariesSql(scope: SummaryScope): string {
         FROM (SELECT DISTINCT class_id FROM scoped) k
     )
     SELECT st.id, st.class_id, st.title, st.description, st.source_text, ${isoSql('st.start_at')} AS start_at,
-           ${isoSql('st.due_at')} AS due_at, st.allow_late_submission, st.blocked_by, st.created_by,
+           ${isoSql('st.due_at')} AS due_at, ${isoSql('st.my_due_at')} AS my_due_at, st.has_extension,
+           st.allow_late_submission, st.blocked_by, st.created_by,
            st.is_published, ${isoSql('st.published_at')} AS published_at, ${isoSql('st.created_at')} AS created_at,
            ${isoSql('st.updated_at')} AS updated_at, st.role, c.name AS class_name, c.color AS class_color,
            COALESCE(mc.n, 0) AS member_count, COALESCE(sc.submitted_count, 0) AS submitted_count,
@@ -110,7 +119,7 @@ export function taskSummariesSql(scope: SummaryScope): string {
       LEFT JOIN task_submission_counts sc ON sc.task_id = st.id
       LEFT JOIN task_user_states us ON us.task_id = st.id AND us.user_id = $1
       LEFT JOIN submissions ms ON ms.task_id = st.id AND ms.user_id = $1
-     ORDER BY ${scope.order('st')}`;
+     ORDER BY ${scope.order('st', 'st.my_due_at')}`;
 }
 
 /** Lists are bounded: the nearest deadlines first, at most this many tasks. */
@@ -131,7 +140,7 @@ const LIST_FOR_CLASS = new Prepared(
 );
 const LIST_MINE = new Prepared(
   'tasks.list_mine',
-  taskSummariesSql({ where: LISTED, order: BY_DUE_TIME, limit: TASK_LIST_LIMIT, detail: false }),
+  taskSummariesSql({ where: LISTED, order: BY_MY_DUE_TIME, limit: TASK_LIST_LIMIT, detail: false }),
 );
 /** The task, when the caller may see it (as AccessService.requireTaskAccess decides): no row otherwise. */
 const DETAIL = new Prepared(

@@ -23,6 +23,8 @@ export interface SmtpCapture {
   waitFor(to: string, timeoutMs?: number): Promise<CapturedMail>;
   /** Recipients the server refuses (550), to exercise delivery failures. */
   rejectRecipients: Set<string>;
+  /** The text of that refusal. */
+  rejectionText: string;
   close(): Promise<void>;
 }
 
@@ -39,7 +41,7 @@ export async function startSmtpCapture(): Promise<SmtpCapture> {
     logger: false,
     onRcptTo(address, _session, callback) {
       if (rejectRecipients.has(address.address.toLowerCase())) {
-        callback(Object.assign(new Error('Mailbox unavailable'), { responseCode: 550 }));
+        callback(Object.assign(new Error(capture.rejectionText), { responseCode: 550 }));
         return;
       }
       callback();
@@ -69,10 +71,11 @@ export async function startSmtpCapture(): Promise<SmtpCapture> {
     return mail;
   };
 
-  return {
+  const capture: SmtpCapture = {
     url: `smtp://127.0.0.1:${port}`,
     messages,
     rejectRecipients,
+    rejectionText: 'Mailbox unavailable',
     async waitFor(to, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
@@ -91,4 +94,5 @@ export async function startSmtpCapture(): Promise<SmtpCapture> {
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+  return capture;
 }

@@ -13,15 +13,15 @@ export interface TelegramServer {
   url: string;
   /** Messages accepted (answered `ok: true`), in arrival order. */
   messages: TelegramMessage[];
-  /** Answers the next `count` sendMessage calls with HTTP `status` and `ok: false`. */
-  failNext(count: number, status: number): void;
+  /** Answers the next `count` sendMessage calls with HTTP `status`, `ok: false` and `description`. */
+  failNext(count: number, status: number, description?: string): void;
   close(): Promise<void>;
 }
 
 /** A real HTTP server on 127.0.0.1 (random port) speaking the Bot API's sendMessage. */
 export async function startTelegramServer(): Promise<TelegramServer> {
   const messages: TelegramMessage[] = [];
-  let failures = { count: 0, status: 500 };
+  let failures = { count: 0, status: 500, description: 'Simulated failure' };
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -41,7 +41,7 @@ export async function startTelegramServer(): Promise<TelegramServer> {
         return answer(failures.status, {
           ok: false,
           error_code: failures.status,
-          description: 'Simulated failure',
+          description: failures.description,
         });
       }
       if (typeof body.chat_id !== 'string' || typeof body.text !== 'string') {
@@ -60,7 +60,8 @@ export async function startTelegramServer(): Promise<TelegramServer> {
   return {
     url: `http://127.0.0.1:${port}`,
     messages,
-    failNext: (count, status) => void (failures = { count, status }),
+    failNext: (count, status, description = 'Simulated failure') =>
+      void (failures = { count, status, description }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -7,6 +7,8 @@ export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
   /** Parsed JSON body. */
   body: unknown;
+  /** The body as received, for a signature check of the test's own. */
+  raw: string;
   /** The Standard Webhooks signature checked out with the secret registered for the path. */
   verified: boolean;
   /** The status this receiver answered with. */
@@ -53,7 +55,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       const failure = failures.get(path);
       const status = failure && failure.count > 0 ? failure.status : 204;
       if (failure) failure.count -= 1;
-      received.push({ path, headers: req.headers, body: JSON.parse(raw), verified, status });
+      received.push({ path, headers: req.headers, body: JSON.parse(raw), raw, verified, status });
       setTimeout(() => res.writeHead(status).end(), delays.get(path) ?? 0);
     });
   });

@@ -299,7 +299,11 @@ describe('notifications: order of production in one scheduled run', () => {
       return found.length === 2 && found;
     });
     expect(rows.map((row) => row.type)).toEqual(['TASK_PUBLISHED', 'TASK_DUE_REMINDER']);
-    const items = (await inbox(ctx, owner)).items.map((item) => item.type);
+    // Routing into the inbox follows production in the same run, not in the same transaction.
+    const items = await waitFor('both in the inbox', async () => {
+      const found = (await inbox(ctx, owner)).items;
+      return found.length === 2 && found.map((item) => item.type);
+    });
     expect(items).toEqual(['TASK_DUE_REMINDER', 'TASK_PUBLISHED']);
   });
 });

@@ -13,13 +13,15 @@ describe('notifications: retention of finished deliveries', () => {
   const insertDelivery = async (fields: {
     notificationId?: string;
     channel?: string;
-    status: 'PENDING' | 'SENT' | 'FAILED';
+    status: 'PENDING' | 'SENT' | 'FAILED' | 'SKIPPED';
     ageDays: number;
   }): Promise<string> => {
     const [row] = await ctx.db.query(
-      `INSERT INTO notification_deliveries (notification_id, channel, address, payload, status, next_attempt_at,
-                                            updated_at)
-       VALUES ($1, $2, 'someone@example.com', $3, $4, now() + interval '1 year', now() - make_interval(days => $5))
+      `INSERT INTO notification_deliveries (notification_id, user_id, type, channel, address, payload, status,
+                                            next_attempt_at, updated_at)
+       SELECT $1, n.user_id, n.type, $2, 'someone@example.com', $3, $4, now() + interval '1 year',
+              now() - make_interval(days => $5)
+         FROM (SELECT) one LEFT JOIN notifications n ON n.id = $1
        RETURNING id`,
       [
         fields.notificationId ?? null,
@@ -77,6 +79,7 @@ describe('notifications: retention of finished deliveries', () => {
       insertDelivery({ status: 'FAILED', ageDays: 8 }),
       insertDelivery({ notificationId: second, channel: 'EMAIL', status: 'SENT', ageDays: 8 }),
       insertDelivery({ notificationId: second, channel: 'WEBHOOK', status: 'FAILED', ageDays: 8 }),
+      insertDelivery({ notificationId: second, channel: 'MESSENGER', status: 'SKIPPED', ageDays: 8 }),
     ]);
 
     await ctx.app.get(DeliveryRetention).purgeFinished();

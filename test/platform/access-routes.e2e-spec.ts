@@ -212,7 +212,7 @@ describe('one access path', () => {
         .map((file) => relative(SRC, file));
 
     it('are written once: one SQL fragment and one function answering their errors', () => {
-      expect(filesMatching(/NOT \$\{\w+\}\.allow_late_submission|NOT \w+\.allow_late_submission/)).toEqual([
+      expect(filesMatching(/NOT \$\{\w+\}\.allow_late|NOT \w+\.allow_late/)).toEqual([
         'access/task-rules.sql.ts',
       ]);
       expect(filesMatching(/blockedForUserSql\(/)).toEqual(['access/task-rules.sql.ts']);

@@ -28,6 +28,7 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   auth: ['mail', 'notifications', 'settings', 'users'],
   classes: ['access', 'files'],
   cli: ['files', 'schools', 'settings', 'users'],
+  comments: ['access', 'notifications'],
   files: ['access'],
   health: ['files'],
   mail: [],
@@ -35,7 +36,7 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   schools: [],
   settings: [],
   submissions: ['access', 'classes', 'files'],
-  tasks: ['access', 'ai', 'classes', 'files'],
+  tasks: ['access', 'ai', 'classes', 'files', 'notifications'],
   users: ['classes', 'schools'],
 };
 

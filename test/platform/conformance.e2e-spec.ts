@@ -337,6 +337,11 @@ describe('Conformance', () => {
       ['post', '/tasks/{taskId}/parse', 200, 'body', ''],
       ['get', '/tasks/{taskId}/draft-markdown', 200, '', ''],
       ['get', '/files/{fileKey}', 200, '', ''],
+      ['get', '/files/{fileKey}/url', 200, '', ''],
+      ['get', '/files/{fileKey}/content', 200, '', 'public'],
+      ['get', '/tasks/{taskId}/comments', 200, '', ''],
+      ['post', '/tasks/{taskId}/comments', 201, 'body', ''],
+      ['delete', '/tasks/{taskId}/comments/{commentId}', 204, '', ''],
       ['get', '/tasks/{taskId}/submissions', 200, '', ''],
       ['get', '/tasks/{taskId}/submissions/me', 200, '', ''],
       ['put', '/tasks/{taskId}/submissions/me', 200, 'body', ''],
@@ -390,17 +395,21 @@ describe('Conformance', () => {
       }
     });
 
-    it('path ids are documented as UUIDs (a malformed one is 400), file keys as plain strings', () => {
+    it('path ids are documented as UUIDs (a malformed one is 400), file keys as plain strings, channels as their enum', () => {
+      const schemaOf = (name: string) => {
+        if (name === 'fileKey') return { type: 'string' };
+        if (name === 'channel') return { $ref: '#/components/schemas/NotificationChannel' };
+        return { type: 'string', format: 'uuid' };
+      };
       for (const [path, operations] of Object.entries(paths)) {
         for (const [method, operation] of Object.entries(operations)) {
           for (const parameter of operation.parameters ?? []) {
             if (parameter.in !== 'path') continue;
-            const format = parameter.name === 'fileKey' ? undefined : 'uuid';
             expect([method, path, parameter.name, parameter.schema]).toEqual([
               method,
               path,
               parameter.name,
-              { type: 'string', ...(format && { format }) },
+              schemaOf(parameter.name),
             ]);
           }
         }

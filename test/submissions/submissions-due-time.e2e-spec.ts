@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { apiError as error } from '../utils/expect';
 import { addMember, createClass } from '../utils/classes';
 import { createTestDatabase, dropTestDatabase, withDatabase } from '../utils/database';
-import { seedTask, uploadSubmissionAttachment } from '../utils/submissions';
+import { seedTask, submissionWrites, uploadSubmissionAttachment } from '../utils/submissions';
 import { createTestApp, TestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
 
@@ -49,22 +49,7 @@ describe('late rule at the exact due time', () => {
     await dropTestDatabase(adminUrl, database);
   });
 
-  const writes = (taskId: string) => ({
-    put: () =>
-      ctx.http
-        .put(`/tasks/${taskId}/submissions/me`)
-        .set('Authorization', member.auth)
-        .send({ content: 'at the bell' }),
-    upload: () =>
-      ctx.http
-        .post(`/tasks/${taskId}/submissions/me/attachments`)
-        .set('Authorization', member.auth)
-        .attach('file', Buffer.from('x'), 'x.txt'),
-    remove: (attachmentId: string) =>
-      ctx.http
-        .delete(`/tasks/${taskId}/submissions/me/attachments/${attachmentId}`)
-        .set('Authorization', member.auth),
-  });
+  const writes = (taskId: string) => submissionWrites(ctx, taskId, member);
 
   it('runs on the frozen clock', async () => {
     const [{ now }] = await ctx.db.query(`SELECT now() AS now`);

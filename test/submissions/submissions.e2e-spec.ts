@@ -294,6 +294,7 @@ describe('submissions', () => {
         reviewerId: null,
         reviewedAt: null,
         isExemplary: false,
+        isLate: false,
       });
       expect((await getMine(taskId, member).expect(200)).body).toEqual(created.body);
 
@@ -934,6 +935,7 @@ describe('submissions', () => {
           'reviewerId',
           'reviewedAt',
           'isExemplary',
+          'isLate',
         ].sort(),
       );
       expect((await list(taskId, owner).expect(200)).body).toEqual(res.body);

@@ -1,5 +1,9 @@
+import { ChannelFakes, startChannelFakes } from '../fakes/channels';
+import { SmtpCapture } from '../fakes/smtp-server';
+import { TelegramServer } from '../fakes/telegram-server';
+import { WebhookReceiver } from '../fakes/webhook-receiver';
 import { createTestDatabase, dropTestDatabase, withDatabase } from './database';
-import { TestApp } from './test-app';
+import { beforeAllTests, createTestApp, lateBound, TestApp } from './test-app';
 import { TestUser } from './users';
 
 export { waitFor } from './wait';
@@ -92,4 +96,43 @@ export async function createSharedDatabase(): Promise<{ url: string; drop(): Pro
   const adminUrl = process.env.TEST_ADMIN_DATABASE_URL!;
   const name = await createTestDatabase(adminUrl, process.env.TEST_TEMPLATE_DATABASE!);
   return { url: withDatabase(adminUrl, name), drop: () => dropTestDatabase(adminUrl, name) };
+}
+
+export interface AppWithChannelFakes {
+  ctx: TestApp;
+  smtp: SmtpCapture;
+  telegram: TelegramServer;
+  receiver: WebhookReceiver;
+}
+
+/**
+ * For the tests of the enclosing describe: the SMTP, Telegram and webhook fakes and an app with fast
+ * notification jobs that sends to them; `env(fakes)` adds to or overrides its environment.
+ */
+export function useAppWithChannelFakes(
+  env: (fakes: ChannelFakes) => Record<string, string>,
+): AppWithChannelFakes {
+  const current = beforeAllTests(async () => {
+    const fakes = await startChannelFakes();
+    const ctx = await createTestApp({
+      ...FAST_NOTIFICATIONS,
+      SMTP_URL: fakes.smtp.url,
+      TELEGRAM_API_URL: fakes.telegram.url,
+      ...env(fakes),
+    });
+    return {
+      ctx,
+      fakes,
+      close: async () => {
+        await ctx.close();
+        await fakes.close();
+      },
+    };
+  });
+  return {
+    ctx: lateBound('The test app', () => current()?.ctx),
+    smtp: lateBound('The SMTP capture', () => current()?.fakes.smtp),
+    telegram: lateBound('The Telegram fake', () => current()?.fakes.telegram),
+    receiver: lateBound('The webhook receiver', () => current()?.fakes.receiver),
+  };
 }

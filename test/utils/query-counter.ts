@@ -20,6 +20,37 @@ export interface QueryCounter {
   detach(): void;
 }
 
+/** The pool's own client class: the app's (FailFastClient) overrides `query`, so pg's prototype is not enough. */
+function clientPrototype(ctx: TestApp): { query: QueryFn } {
+  const driver = ctx.db.driver as PostgresDriver;
+  const clientClass = ((driver.master as { Client?: typeof Client }).Client ??
+    driver.postgres.Client) as typeof Client;
+  return clientClass.prototype as unknown as { query: QueryFn };
+}
+
+const statementText = ([config]: unknown[]): string =>
+  typeof config === 'string' ? config : String((config as { text?: string }).text);
+
+/**
+ * The SQL statements every client of the process sends while `work` runs, background jobs included: for
+ * measuring a job called directly while the apps' own schedules are idle.
+ */
+export async function statementsDuring(ctx: TestApp, work: () => Promise<unknown>): Promise<string[]> {
+  const prototype = clientPrototype(ctx);
+  const original = prototype.query;
+  const statements: string[] = [];
+  prototype.query = function (this: Client, ...args: unknown[]): unknown {
+    statements.push(statementText(args));
+    return original.apply(this, args);
+  };
+  try {
+    await work();
+  } finally {
+    prototype.query = original;
+  }
+  return statements;
+}
+
 /**
  * Counts statements per HTTP request: every request enters an async context, and the pg client's `query`
  * records into the context it is called from. Scheduler or delivery queries running at the same time have
@@ -34,20 +65,11 @@ export function attachQueryCounter(ctx: TestApp): QueryCounter {
   const onRequest = (_request: IncomingMessage): void => scope.enterWith(active);
   server.prependListener('request', onRequest);
 
-  // The pool's own client class: the app's (FailFastClient) overrides `query`, so pg's prototype is not enough.
-  const driver = ctx.db.driver as PostgresDriver;
-  const clientClass = ((driver.master as { Client?: typeof Client }).Client ??
-    driver.postgres.Client) as typeof Client;
-  const prototype = clientClass.prototype as unknown as { query: QueryFn };
+  const prototype = clientPrototype(ctx);
   const original = prototype.query;
   prototype.query = function (this: Client, ...args: unknown[]): unknown {
     const recording = scope.getStore();
-    if (recording) {
-      const [config] = args;
-      recording.statements.push(
-        typeof config === 'string' ? config : String((config as { text?: string }).text),
-      );
-    }
+    if (recording) recording.statements.push(statementText(args));
     return original.apply(this, args);
   };
 

@@ -20,6 +20,7 @@ export interface SubmissionJson {
   reviewerId: string | null;
   reviewedAt: string | null;
   isExemplary: boolean;
+  isLate: boolean;
 }
 
 export interface SeedTaskFields {
@@ -110,6 +111,26 @@ export async function putSubmission(
   if (res.status !== 200)
     throw new Error(`PUT submission answered ${res.status}: ${JSON.stringify(res.body)}`);
   return res.body as SubmissionJson;
+}
+
+/** The three writes of the user's own submission, unasserted: content, attachment upload, attachment delete. */
+export function submissionWrites(ctx: TestApp, taskId: string, user: TestUser) {
+  return {
+    put: () =>
+      ctx.http
+        .put(`/tasks/${taskId}/submissions/me`)
+        .set('Authorization', user.auth)
+        .send({ content: 'at the bell' }),
+    upload: () =>
+      ctx.http
+        .post(`/tasks/${taskId}/submissions/me/attachments`)
+        .set('Authorization', user.auth)
+        .attach('file', Buffer.from('x'), 'x.txt'),
+    remove: (attachmentId: string) =>
+      ctx.http
+        .delete(`/tasks/${taskId}/submissions/me/attachments/${attachmentId}`)
+        .set('Authorization', user.auth),
+  };
 }
 
 export function uploadSubmissionAttachment(

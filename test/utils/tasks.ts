@@ -36,6 +36,8 @@ export interface TaskJson {
   title: string;
   startAt: string | null;
   dueAt: string | null;
+  myDueAt: string | null;
+  hasExtension: boolean;
   allowLateSubmission: boolean;
   blockedBy: string[];
   createdBy: string | null;

@@ -13,6 +13,7 @@ const CONSTRAINT_ERRORS: Readonly<Record<string, (context: ConstraintContext) =>
   uq_users_school_student: () => AppError.conflict('This student number is already taken in this school'),
   uq_schools_name: ({ name }) => AppError.conflict(`A school named "${name}" already exists`),
   ck_submissions_exemplary_needs_score: () => AppError.validation('isExemplary requires a score'),
+  fk_task_comments_reply_to: () => AppError.validation('replyToId must name a comment of this task'),
 };
 
 /** SQLSTATE class 23: integrity constraint violations (unique, foreign key, check, not null, exclusion). */

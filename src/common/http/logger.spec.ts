@@ -32,6 +32,13 @@ describe('logRequests', () => {
     });
   });
 
+  it('keeps the signatures of signed file URLs out of the log', () => {
+    const signature = 'q3Xv0mX2o8yJ0n5Qk9kq1l2m3n4o5p6q7r8s9t0u1v2';
+    expect(loggedLine(`/files/abc/content?expires=1767225600&signature=${signature}`).req).toMatchObject({
+      url: '/files/abc/content?expires=1767225600&signature=[REDACTED]',
+    });
+  });
+
   it('logs other URLs as they came', () => {
     expect(loggedLine('/users/me/notifications?limit=5&cursor=abc').req).toMatchObject({
       url: '/users/me/notifications?limit=5&cursor=abc',

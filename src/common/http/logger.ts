@@ -34,12 +34,15 @@ export function loggerOptions(config: AppConfig): Params {
   };
 }
 
-/** `token` query parameters (GET /auth/verify-token) are one-time e-mailed secrets, valid for an hour. */
-const TOKEN_QUERY_PARAMETER = /([?&]token=)[^&#]*/g;
+/**
+ * Query parameters that are credentials: `token` (GET /auth/verify-token, one-time e-mailed secrets, valid for
+ * an hour) and `signature` (signed file URLs, GET /files/:fileKey/content).
+ */
+const SECRET_QUERY_PARAMETER = /([?&](?:token|signature)=)[^&#]*/g;
 
-/** The URL as logs may keep it: the value of a `token` query parameter is replaced. */
+/** The URL as logs may keep it: the values of secret query parameters are replaced. */
 export function loggableUrl(url: string): string {
-  return url.includes('token=') ? url.replace(TOKEN_QUERY_PARAMETER, '$1[REDACTED]') : url;
+  return url.includes('=') ? url.replace(SECRET_QUERY_PARAMETER, '$1[REDACTED]') : url;
 }
 
 interface LoggedRequest extends IncomingMessage {

@@ -18,12 +18,14 @@ import { PgThrottlerStorage } from './pg-throttler.storage';
  * - the other public account routes: `ACCOUNT_ROUTE_LIMIT_PER_IP` per client IP (the e-mail quota limits what
  *   each address gets); both per-IP limits are configuration, sized for a class behind one school address;
  * - checks of the current password of a logged-in account: 10 per account, from any IP.
- * Task parsing is limited per account and hour instead (PARSES_PER_USER_PER_HOUR).
+ * Task parsing, notification test events and redeliveries are limited per account and hour instead.
  */
 export const THROTTLE_WINDOW_MS = 60_000;
 export const LOGIN_LIMIT_PER_IP_AND_EMAIL = 10;
 export const PASSWORD_CHECK_LIMIT_PER_USER = 10;
 export const PARSES_PER_USER_PER_HOUR = 60;
+export const TEST_EVENTS_PER_USER_PER_HOUR = 10;
+export const REDELIVERIES_PER_USER_PER_HOUR = 100;
 /** OpenAPI text of the parse routes' 429. */
 export const PARSE_LIMITED = `RATE_LIMITED: more than ${PARSES_PER_USER_PER_HOUR} parses of this route in an hour`;
 
@@ -116,3 +118,14 @@ export const PasswordCheckThrottle = (): MethodDecorator & ClassDecorator =>
  */
 export const ParseThrottle = (): MethodDecorator & ClassDecorator =>
   PerUserThrottle(PARSES_PER_USER_PER_HOUR, 60 * THROTTLE_WINDOW_MS);
+
+/**
+ * Test events of a notification preference: each one is a message to an address the account chose (an
+ * e-mail address nobody verified), so they cannot be a way to send mail at will.
+ */
+export const TestEventThrottle = (): MethodDecorator & ClassDecorator =>
+  PerUserThrottle(TEST_EVENTS_PER_USER_PER_HOUR, 60 * THROTTLE_WINDOW_MS);
+
+/** Redeliveries: generous for an integrator catching up after an outage, but not an unbounded mail sender. */
+export const RedeliveryThrottle = (): MethodDecorator & ClassDecorator =>
+  PerUserThrottle(REDELIVERIES_PER_USER_PER_HOUR, 60 * THROTTLE_WINDOW_MS);

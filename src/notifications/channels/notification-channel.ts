@@ -1,8 +1,9 @@
 import { NotificationChannelName } from '../entities/notification-pref.entity';
+import { TEST_EVENT } from '../entities/notification-delivery.entity';
 import { NotificationType } from '../entities/notification.entity';
 
 /** The event a notification delivery is about; the WEBHOOK body is built from it. */
-export interface DeliveryEvent {
+export interface TaskEvent {
   id: string;
   type: NotificationType;
   createdAt: Date;
@@ -12,11 +13,24 @@ export interface DeliveryEvent {
   className: string;
   startAt: Date | null;
   dueAt: Date | null;
+  /** TASK_EXTENDED: the member's new deadline; null for other types. */
+  myDueAt: Date | null;
 }
+
+/** A TEST event (`POST /users/me/notification-prefs/:channel/test`): a WEBHOOK body with empty `data`. */
+export interface TestEvent {
+  id: string;
+  type: typeof TEST_EVENT;
+  createdAt: Date;
+}
+
+export type DeliveryEvent = TaskEvent | TestEvent;
 
 /** One claimed delivery, with everything a channel needs to send it. */
 export interface DeliveryJob {
   id: string;
+  /** The `webhook-id`: the delivery's id, or for a redelivery that of the delivery it repeats. */
+  webhookId: string;
   channel: NotificationChannelName;
   address: string;
   /** 1 for the first attempt. */

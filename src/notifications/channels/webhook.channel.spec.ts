@@ -25,6 +25,7 @@ describe('WebhookChannel', () => {
 
   const job = (address: string): DeliveryJob => ({
     id: 'msg_1',
+    webhookId: 'msg_1',
     channel: NotificationChannelName.WEBHOOK,
     address,
     attempt: 1,
@@ -42,6 +43,7 @@ describe('WebhookChannel', () => {
       className: 'Class',
       startAt: null,
       dueAt: null,
+      myDueAt: null,
     },
   });
 

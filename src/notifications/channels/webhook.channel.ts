@@ -7,12 +7,20 @@ import { iso } from '../../common/utils/time';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
-import { DeliveryJob, NotificationChannel, PermanentDeliveryError } from './notification-channel';
+import { TEST_EVENT } from '../entities/notification-delivery.entity';
+import { NotificationType } from '../entities/notification.entity';
+import {
+  DeliveryEvent,
+  DeliveryJob,
+  NotificationChannel,
+  PermanentDeliveryError,
+} from './notification-channel';
 import { Deadline, VettedAddress, vetWebhookHost } from './webhook-target';
 
 /**
  * POSTs the event as JSON, signed per Standard Webhooks with the preference's secret. The delivery id is the
- * `webhook-id`, the same on every retry. Redirects are not followed; only 2xx counts as delivered.
+ * `webhook-id`, the same on every retry (a redelivery keeps the id of the delivery it repeats). Redirects are
+ * not followed; only 2xx counts as delivered.
  */
 @Injectable()
 export class WebhookChannel implements NotificationChannel {
@@ -29,22 +37,15 @@ export class WebhookChannel implements NotificationChannel {
       id: event.id,
       type: event.type,
       createdAt: iso(event.createdAt),
-      data: {
-        taskId: event.taskId,
-        taskTitle: event.taskTitle,
-        classId: event.classId,
-        className: event.className,
-        startAt: iso(event.startAt),
-        dueAt: iso(event.dueAt),
-      },
+      data: eventData(event),
     });
     const timestamp = new Date();
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'classroom-task-service-webhooks',
-      'webhook-id': job.id,
+      'webhook-id': job.webhookId,
       'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-      'webhook-signature': new Webhook(job.secret).sign(job.id, timestamp, body),
+      'webhook-signature': new Webhook(job.secret).sign(job.webhookId, timestamp, body),
     };
     const url = new URL(job.address);
     // One deadline for the name lookup and the request: the whole attempt ends within the timeout.
@@ -55,6 +56,20 @@ export class WebhookChannel implements NotificationChannel {
     if (status >= 300 && status < 400) throw new Error(`redirect not followed (HTTP ${status})`);
     if (status < 200 || status >= 300) throw new Error(`HTTP ${status}`);
   }
+}
+
+function eventData(event: DeliveryEvent): object {
+  if (event.type === TEST_EVENT) return {};
+  return {
+    taskId: event.taskId,
+    taskTitle: event.taskTitle,
+    classId: event.classId,
+    className: event.className,
+    startAt: iso(event.startAt),
+    dueAt: iso(event.dueAt),
+    // CONTRACT §5.1: TASK_EXTENDED adds the member's own deadline.
+    ...(event.type === NotificationType.TASK_EXTENDED ? { myDueAt: iso(event.myDueAt) } : {}),
+  };
 }
 
 /** A POST that connects to the vetted address only, gives up at the deadline, and answers the status. */

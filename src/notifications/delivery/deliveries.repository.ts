@@ -1,10 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { affected, Db, rows } from '../../database/sql';
-import { MailPayload } from '../entities/notification-delivery.entity';
+import { memberDueAtSql } from '../../access/task-rules.sql';
+import { isoSql } from '../../common/utils/time';
+import { affected, Db, one, rows } from '../../database/sql';
+import {
+  DeliveryStatus,
+  DeliveryType,
+  MailPayload,
+  TEST_EVENT,
+} from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
-import { NotificationType } from '../entities/notification.entity';
 
 /**
  * How long a claim holds a delivery. Longer than any send may take (webhook and Telegram 10 s, SMTP 30 s);
@@ -15,21 +21,23 @@ const LEASE_SECONDS = 120;
 const MAX_BACKOFF_SECONDS = 86_400;
 export interface ClaimedRow {
   id: string;
+  webhook_id: string;
   channel: NotificationChannelName;
   address: string;
   attempts: number;
   payload: MailPayload | null;
   notification_id: string | null;
-  type: NotificationType | null;
+  type: DeliveryType | null;
   title: string | null;
   content: string | null;
-  created_at: Date | null;
+  created_at: Date;
   task_id: string | null;
   task_title: string | null;
   class_id: string | null;
   class_name: string | null;
   start_at: Date | null;
   due_at: Date | null;
+  my_due_at: Date | null;
   secret: string | null;
   out_of_date: string | null;
 }
@@ -45,31 +53,34 @@ const OUT_OF_DATE = `CASE
     WHEN NOT u.is_active THEN 'not sent: the recipient is deactivated'
     WHEN NOT EXISTS (SELECT 1 FROM class_members m WHERE m.class_id = t.class_id AND m.user_id = n.user_id)
       THEN 'not sent: the recipient left the class'
+    WHEN n.type = 'TASK_EXTENDED' AND ${memberDueAtSql('t', 'n.user_id')} IS DISTINCT FROM n.my_due_at
+      THEN 'not sent: the extension changed'
     WHEN n.type <> 'TASK_DUE_REMINDER' THEN NULL
     WHEN n.due_at <= now() THEN 'not sent: the due time has passed'
-    WHEN t.due_at IS DISTINCT FROM n.due_at THEN 'not sent: the due time moved'
+    WHEN ${memberDueAtSql('t', 'n.user_id')} IS DISTINCT FROM n.due_at THEN 'not sent: the due time moved'
     WHEN EXISTS (SELECT 1 FROM submissions s WHERE s.task_id = t.id AND s.user_id = n.user_id)
       THEN 'not sent: the recipient has submitted'
   END`;
 
 /**
- * Claims ready deliveries of one channel, account e-mails first (they never wait behind the fan-out of a
- * publication; index `ix_notification_deliveries_claim`): `FOR UPDATE SKIP LOCKED` keeps concurrent claimers
- * apart, the lease (`locked_until`) keeps them apart after the claim commits, and `attempts` + 1 marks this
- * claim.
- * A delivery that is out of date is finished as FAILED with the reason instead (no attempt is counted);
- * it comes back with `out_of_date` set, to be left unsent.
+ * Claims ready deliveries of one channel, those without a notification (account e-mails, TEST events) first:
+ * they never wait behind the fan-out of a publication (index `ix_notification_deliveries_claim`).
+ * `FOR UPDATE SKIP LOCKED` keeps concurrent claimers apart, the lease (`locked_until`) keeps them apart after
+ * the claim commits, and `attempts` + 1 marks this claim.
+ * A delivery that is out of date is finished as SKIPPED with the reason instead (no attempt is counted);
+ * it comes back with `out_of_date` set, to be left unsent. A WEBHOOK delivery is signed with the current
+ * secret of the owner's preference, a redelivery included.
  */
 const CLAIM_SQL = `
   WITH claimed AS (
     UPDATE notification_deliveries d
        SET attempts = d.attempts + CASE WHEN stale.reason IS NULL THEN 1 ELSE 0 END,
-           status = CASE WHEN stale.reason IS NULL THEN d.status ELSE 'FAILED' END,
+           status = CASE WHEN stale.reason IS NULL THEN d.status ELSE 'SKIPPED' END,
            last_error = coalesce(stale.reason, d.last_error),
            locked_until = CASE WHEN stale.reason IS NULL THEN now() + make_interval(secs => ${LEASE_SECONDS}) END,
            updated_at = now()
       FROM (
-        SELECT id, notification_id FROM notification_deliveries
+        SELECT id, notification_id, user_id, original_id FROM notification_deliveries
          WHERE status = 'PENDING' AND channel = $1 AND next_attempt_at <= now()
            AND (locked_until IS NULL OR locked_until <= now())
          ORDER BY notification_id IS NOT NULL, next_attempt_at
@@ -77,18 +88,57 @@ const CLAIM_SQL = `
          FOR UPDATE SKIP LOCKED
       ) ready
       LEFT JOIN notifications n ON n.id = ready.notification_id
+      LEFT JOIN notification_deliveries original ON original.id = ready.original_id
       LEFT JOIN LATERAL (
         SELECT ${OUT_OF_DATE} AS reason
           FROM tasks t JOIN users u ON u.id = n.user_id
          WHERE t.id = n.task_id
       ) stale ON true
-      LEFT JOIN notification_prefs p ON p.user_id = n.user_id AND p.channel = 'WEBHOOK'
+      LEFT JOIN notification_prefs p ON p.user_id = ready.user_id AND p.channel = 'WEBHOOK'
      WHERE d.id = ready.id
-    RETURNING d.id, d.channel, d.address, d.attempts, d.payload, d.notification_id, n.type, n.title, n.content,
-              n.created_at, n.task_id, n.task_title, n.class_id, n.class_name, n.start_at, n.due_at, p.secret,
-              stale.reason AS out_of_date
+    RETURNING d.id, coalesce(d.original_id, d.id) AS webhook_id, d.channel, d.address, d.attempts, d.payload,
+              d.notification_id, d.type, n.title, n.content,
+              coalesce(n.created_at, original.created_at, d.created_at) AS created_at, n.task_id, n.task_title,
+              n.class_id, n.class_name, n.start_at, n.due_at, n.my_due_at, p.secret, stale.reason AS out_of_date
   )
   SELECT * FROM claimed`;
+
+/** A delivery of the log (CONTRACT §5.7); timestamps are already the JSON strings (`isoSql`). */
+export interface DeliveryLogRow {
+  id: string;
+  notificationId: string | null;
+  type: DeliveryType;
+  channel: NotificationChannelName;
+  address: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+  sentAt: string | null;
+  createdAt: string;
+  /** created_at to the microsecond, the keyset position (milliseconds would skip or repeat rows). */
+  sortAt: string;
+}
+
+/** Columns of a DeliveryLogRow; alias `d` = notification_deliveries. The next attempt only while one is due. */
+const LOG_COLUMNS = `d.id, d.notification_id AS "notificationId", d.type, d.channel, d.address, d.status,
+  d.attempts, d.last_error AS "lastError",
+  CASE WHEN d.status = 'PENDING' THEN ${isoSql('d.next_attempt_at')} END AS "nextAttemptAt",
+  ${isoSql('d.sent_at')} AS "sentAt", ${isoSql('d.created_at')} AS "createdAt",
+  to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "sortAt"`;
+
+export interface DeliveryLogFilter {
+  channel?: NotificationChannelName;
+  status?: DeliveryStatus;
+  /** The position of the previous page's last row. */
+  after?: { sortAt: string; id: string };
+}
+
+/** How a redelivery request went: the original's status (undefined: no such delivery of the user) and the new row. */
+export interface RedeliveryOutcome {
+  originalStatus?: DeliveryStatus;
+  created: DeliveryLogRow | null;
+}
 
 export interface DeliveryFailure {
   permanent: boolean;
@@ -109,6 +159,65 @@ export class DeliveriesRepository {
       `INSERT INTO notification_deliveries (channel, address, payload) VALUES ('EMAIL', $1, $2)`,
       [to, payload],
     );
+  }
+
+  /** A page of `userId`'s deliveries, newest first: `pageRows` rows after `filter.after`. */
+  logPage(userId: string, filter: DeliveryLogFilter, pageRows: number): Promise<DeliveryLogRow[]> {
+    const values: unknown[] = [userId];
+    const conditions = ['d.user_id = $1'];
+    if (filter.channel) conditions.push(`d.channel = $${values.push(filter.channel)}`);
+    if (filter.status) conditions.push(`d.status = $${values.push(filter.status)}`);
+    if (filter.after) {
+      const at = values.push(filter.after.sortAt);
+      const id = values.push(filter.after.id);
+      conditions.push(`(d.created_at, d.id) < ($${at}::timestamptz, $${id}::uuid)`);
+    }
+    // Index ix_notification_deliveries_log.
+    return rows<DeliveryLogRow>(
+      this.dataSource,
+      `SELECT ${LOG_COLUMNS} FROM notification_deliveries d
+        WHERE ${conditions.join(' AND ')}
+        ORDER BY d.created_at DESC, d.id DESC
+        LIMIT ${pageRows}`,
+      values,
+    );
+  }
+
+  /**
+   * Queues a TEST event through `userId`'s preference for `channel` (paused or not); null without one.
+   */
+  queueTest(userId: string, channel: NotificationChannelName): Promise<DeliveryLogRow | null> {
+    return one<DeliveryLogRow>(
+      this.dataSource,
+      `INSERT INTO notification_deliveries AS d (user_id, type, channel, address)
+       SELECT user_id, '${TEST_EVENT}', channel, address FROM notification_prefs WHERE user_id = $1 AND channel = $2
+       RETURNING ${LOG_COLUMNS}`,
+      [userId, channel],
+    );
+  }
+
+  /**
+   * Queues a copy of `userId`'s finished (SENT or FAILED) delivery `id` to the same address, unless one of its
+   * chain is pending already (index `uq_notification_deliveries_pending_redelivery` decides, whoever asks).
+   */
+  async redeliver(userId: string, id: string): Promise<RedeliveryOutcome> {
+    const outcome = await one<DeliveryLogRow & { originalStatus: DeliveryStatus }>(
+      this.dataSource,
+      `WITH original AS (
+         SELECT * FROM notification_deliveries WHERE id = $1 AND user_id = $2
+       ), created AS (
+         INSERT INTO notification_deliveries (notification_id, user_id, type, channel, address, original_id)
+         SELECT notification_id, user_id, type, channel, address, coalesce(original_id, id) FROM original
+          WHERE status IN ('SENT', 'FAILED')
+         ON CONFLICT DO NOTHING
+         RETURNING *
+       )
+       SELECT o.status AS "originalStatus", ${LOG_COLUMNS} FROM original o LEFT JOIN created d ON true`,
+      [id, userId],
+    );
+    if (!outcome) return { created: null };
+    const { originalStatus, ...created } = outcome;
+    return { originalStatus, created: created.id === null ? null : created };
   }
 
   /** Claims up to `limit` due deliveries of `channel` (see CLAIM_SQL). */
@@ -153,13 +262,13 @@ export class DeliveriesRepository {
 
   /** Deletes up to `batch` sent account e-mails (their payload holds a one-time link); answers how many. */
   deleteSentAccountMails(batch: number): Promise<number> {
-    return this.deleteBatch(`notification_id IS NULL AND status = 'SENT'`, [], batch);
+    return this.deleteBatch(`payload IS NOT NULL AND status = 'SENT'`, [], batch);
   }
 
   /** Deletes up to `batch` deliveries finished more than `days` ago; answers how many. */
   deleteFinishedBefore(days: number, batch: number): Promise<number> {
     return this.deleteBatch(
-      `status IN ('SENT', 'FAILED') AND updated_at < now() - make_interval(days => $1)`,
+      `status IN ('SENT', 'FAILED', 'SKIPPED') AND updated_at < now() - make_interval(days => $1)`,
       [days],
       batch,
     );

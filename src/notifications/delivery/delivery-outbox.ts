@@ -5,12 +5,16 @@ import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import type { MailMessage } from '../../mail/mail-sender';
 import { DeliveryJob, PermanentDeliveryError } from '../channels/notification-channel';
-import { MailPayload } from '../entities/notification-delivery.entity';
+import { MailPayload, TEST_EVENT } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { ClaimedRow, DeliveriesRepository } from './deliveries.repository';
+import { deliveryErrorText } from './delivery-error';
 
-/** Stored error text is cut to this length. */
-const MAX_ERROR_LENGTH = 1000;
+/** What a TEST event says over EMAIL and MESSENGER. */
+const TEST_MESSAGE = {
+  subject: 'Test notification',
+  text: 'This is a test from Classroom Tasks: notifications over this channel reach you.',
+};
 
 /** The durable queue of channel deliveries (PostgreSQL table `notification_deliveries`). */
 @Injectable()
@@ -57,21 +61,38 @@ export class DeliveryOutbox {
    */
   async fail(job: DeliveryJob, error: unknown): Promise<void> {
     const permanent = error instanceof PermanentDeliveryError;
-    const message = (error instanceof Error ? error.message : String(error)).slice(0, MAX_ERROR_LENGTH);
+    const message = deliveryErrorText(error, this.secretsOf(job));
     const { retryBaseSeconds, maxAttempts } = this.config.notifications;
     await this.deliveries.fail(job.id, job.attempt, { permanent, maxAttempts, retryBaseSeconds, message });
+  }
+
+  /** What an attempt's error must not show: the log is read by the recipient, and by whoever holds their token. */
+  private secretsOf(job: DeliveryJob): (string | null)[] {
+    const smtpUrl = this.config.mail.smtpUrl;
+    const smtpPassword = smtpUrl ? decodeURIComponent(new URL(smtpUrl).password) : null;
+    const webhookKey = job.secret?.replace(/^whsec_/, '') ?? null;
+    return [this.config.telegram.botToken, smtpPassword, job.secret, webhookKey];
   }
 }
 
 function toJob(row: ClaimedRow): DeliveryJob {
   const job = {
     id: row.id,
+    webhookId: row.webhook_id,
     channel: row.channel,
     address: row.address,
     attempt: row.attempts,
     secret: row.secret,
   };
   if (row.payload) return { ...job, ...row.payload, event: null };
+  if (row.type === TEST_EVENT) {
+    return {
+      ...job,
+      ...TEST_MESSAGE,
+      html: null,
+      event: { id: row.webhook_id, type: TEST_EVENT, createdAt: row.created_at },
+    };
+  }
   return {
     ...job,
     subject: row.title!,
@@ -80,13 +101,14 @@ function toJob(row: ClaimedRow): DeliveryJob {
     event: {
       id: row.notification_id!,
       type: row.type!,
-      createdAt: row.created_at!,
+      createdAt: row.created_at,
       taskId: row.task_id!,
       taskTitle: row.task_title!,
       classId: row.class_id!,
       className: row.class_name!,
       startAt: row.start_at,
       dueAt: row.due_at,
+      myDueAt: row.my_due_at,
     },
   };
 }

@@ -1,19 +1,14 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
-import { IsBoolean, IsInt, IsOptional, IsUUID, Max, Min } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsOptional, IsUUID } from 'class-validator';
+import { PageSize } from '../../common/validation/page-size';
 
 const PAGE_SIZE_DEFAULT = 20;
 const PAGE_SIZE_MAX = 50;
 
 /** Query of GET /users/me/notifications. */
 export class ListNotificationsQuery {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: PAGE_SIZE_MAX, default: PAGE_SIZE_DEFAULT })
-  @IsOptional()
-  @Type(() => Number)
-  @Min(1)
-  @Max(PAGE_SIZE_MAX)
-  // Listed last, checked first (the pipe stops at the first error): `ten` is not "greater than 50".
-  @IsInt()
+  @PageSize(PAGE_SIZE_MAX, PAGE_SIZE_DEFAULT)
   limit: number = PAGE_SIZE_DEFAULT;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'id of the last notification of the previous page' })

@@ -1,11 +1,18 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { NotificationChannelName } from './notification-pref.entity';
+import { NotificationType } from './notification.entity';
 
 export enum DeliveryStatus {
   PENDING = 'PENDING',
   SENT = 'SENT',
   FAILED = 'FAILED',
+  /** Left unsent: out of date when its turn came (see the outbox claim). */
+  SKIPPED = 'SKIPPED',
 }
+
+/** The event a user's delivery carries: a notification's type, or TEST (`POST …/notification-prefs/:channel/test`). */
+export const TEST_EVENT = 'TEST';
+export type DeliveryType = NotificationType | typeof TEST_EVENT;
 
 /** A mail that carries its own content (account e-mails) instead of a notification's. */
 export interface MailPayload {
@@ -17,12 +24,25 @@ export interface MailPayload {
 /** The outbox: one send of one notification (or account mail) over one channel, retried until done. */
 @Entity('notification_deliveries')
 export class NotificationDelivery {
-  /** Also the `webhook-id`: the same on every retry, so receivers can deduplicate. */
+  /** Also the `webhook-id` (unless a redelivery): the same on every retry, so receivers can deduplicate. */
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
+  /** null for TEST events and account e-mails. */
   @Column({ type: 'uuid', nullable: true })
   notificationId: string | null;
+
+  /** Whose log the delivery is in; null for account e-mails, which are no one's log (they carry tokens). */
+  @Column({ type: 'uuid', nullable: true })
+  userId: string | null;
+
+  /** null for account e-mails. */
+  @Column({ type: 'varchar', nullable: true })
+  type: DeliveryType | null;
+
+  /** A redelivery: the first delivery of the chain, whose id is the `webhook-id` of every redelivery. */
+  @Column({ type: 'uuid', nullable: true })
+  originalId: string | null;
 
   @Column({ type: 'varchar' })
   channel: NotificationChannelName;

@@ -3,6 +3,8 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeor
 export enum NotificationType {
   TASK_PUBLISHED = 'TASK_PUBLISHED',
   TASK_DUE_REMINDER = 'TASK_DUE_REMINDER',
+  TASK_EXTENDED = 'TASK_EXTENDED',
+  TASK_COMMENT = 'TASK_COMMENT',
 }
 
 /** PENDING until the dispatcher has routed it to the recipient's channels; only SENT ones are in the inbox. */
@@ -41,9 +43,17 @@ export class Notification {
   @Column({ type: 'timestamptz', nullable: true })
   dueAt: Date | null;
 
+  /** TASK_EXTENDED: the member's new deadline (dueAt stays the class-wide one); null for other types. */
+  @Column({ type: 'timestamptz', nullable: true })
+  myDueAt: Date | null;
+
   /** The reminder offset (hours before dueAt); null for TASK_PUBLISHED. */
   @Column({ type: 'double precision', nullable: true })
   hoursBefore: number | null;
+
+  /** The comment of a TASK_COMMENT; deleting the comment deletes the notification. */
+  @Column({ type: 'uuid', nullable: true })
+  commentId: string | null;
 
   @Column({ type: 'text' })
   title: string;

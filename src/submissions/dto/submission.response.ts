@@ -38,6 +38,13 @@ export class SubmissionResponse {
 
   @ApiProperty()
   isExemplary: boolean;
+
+  @ApiProperty({
+    description:
+      "First submitted after the submitter's deadline (their extension's when later) as it stands now; " +
+      'false without a deadline',
+  })
+  isLate: boolean;
 }
 
 /** The submission as the grader's list shows it: without body and attachments. */

@@ -50,6 +50,17 @@ export class TaskSummaryResponse {
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Deadline' })
   dueAt: string | null;
 
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: "The caller's deadline: the later of dueAt and the caller's extension; null without dueAt",
+  })
+  myDueAt: string | null;
+
+  @ApiProperty({ description: 'The caller has an extension of this task' })
+  hasExtension: boolean;
+
   @ApiProperty()
   allowLateSubmission: boolean;
 

@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
+import { NotificationsModule } from '../notifications/notifications.module';
+import { CommentsController } from './comments.controller';
+import { CommentsRepository } from './comments.repository';
+import { CommentsService } from './comments.service';
+
+/** Comments on tasks; each new one notifies through the notifications module, in its transaction. */
+@Module({
+  imports: [AccessModule, NotificationsModule],
+  controllers: [CommentsController],
+  providers: [CommentsRepository, CommentsService],
+})
+export class CommentsModule {}

@@ -1,0 +1,96 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { isoSql } from '../common/utils/time';
+import { Db, one, rows } from '../database/sql';
+
+export interface CommentRow {
+  id: string;
+  task_id: string;
+  author_id: string;
+  nickname: string | null;
+  /** Read only to derive the avatar hash; responses never carry it. */
+  email: string;
+  reply_to_id: string | null;
+  content: string;
+  created_at: string;
+  /** The position in the list: `created_at` in microseconds since the epoch, exact (JavaScript dates hold ms). */
+  position: string;
+}
+
+/** A place in the list: after the comment at (`position`, `id`). */
+export interface CommentPosition {
+  position: string;
+  id: string;
+}
+
+/** Alias `k` = task_comments, `u` = its author. */
+const COMMENT_COLUMNS = `k.id, k.task_id, k.author_id, u.nickname, u.email, k.reply_to_id, k.content,
+  ${isoSql('k.created_at')} AS created_at,
+  (extract(epoch FROM k.created_at) * 1000000)::bigint::text AS position`;
+
+export interface DeleteOutcome {
+  /** The comment's author; null when the task has no such comment. */
+  author_id: string | null;
+  deleted: boolean;
+}
+
+@Injectable()
+export class CommentsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** `limit` comments of the task, oldest first by (created_at, id), after `after` when given. */
+  page(taskId: string, after: CommentPosition | null, limit: number): Promise<CommentRow[]> {
+    return rows<CommentRow>(
+      this.dataSource,
+      `SELECT ${COMMENT_COLUMNS}
+         FROM task_comments k JOIN users u ON u.id = k.author_id
+        WHERE k.task_id = $1
+              ${after ? `AND (k.created_at, k.id) > ('epoch'::timestamptz + $3::bigint * interval '1 microsecond', $4::uuid)` : ''}
+        ORDER BY k.created_at, k.id
+        LIMIT $2`,
+      after ? [taskId, limit, after.position, after.id] : [taskId, limit],
+    );
+  }
+
+  /** A reply to a comment of another task (or none) breaks `fk_task_comments_reply_to`. */
+  async insert(
+    db: Db,
+    comment: { taskId: string; authorId: string; replyToId: string | null; content: string },
+  ): Promise<CommentRow> {
+    const row = await one<CommentRow>(
+      db,
+      `WITH k AS (
+         INSERT INTO task_comments (task_id, author_id, reply_to_id, content) VALUES ($1, $2, $3, $4)
+         RETURNING *)
+       SELECT ${COMMENT_COLUMNS} FROM k JOIN users u ON u.id = k.author_id`,
+      [comment.taskId, comment.authorId, comment.replyToId, comment.content],
+    );
+    return row!;
+  }
+
+  /**
+   * Deletes the comment of the task when `anyAuthor` or the caller wrote it; answers its author (null: no such
+   * comment) and whether it was deleted.
+   */
+  async delete(
+    taskId: string,
+    commentId: string,
+    callerId: string,
+    anyAuthor: boolean,
+  ): Promise<DeleteOutcome> {
+    const outcome = await one<DeleteOutcome>(
+      this.dataSource,
+      `WITH target AS (
+         SELECT id, author_id FROM task_comments WHERE id = $1 AND task_id = $2
+       ), deleted AS (
+         DELETE FROM task_comments k USING target
+          WHERE k.id = target.id AND (target.author_id = $3 OR $4::boolean)
+         RETURNING k.id
+       )
+       SELECT (SELECT author_id FROM target) AS author_id, EXISTS (SELECT 1 FROM deleted) AS deleted`,
+      [commentId, taskId, callerId, anyAuthor],
+    );
+    return outcome!;
+  }
+}

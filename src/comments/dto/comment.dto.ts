@@ -1,0 +1,85 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString, IsUUID, Length, Matches } from 'class-validator';
+import { PageSize } from '../../common/validation/page-size';
+import { Trim } from '../../common/validation/validators';
+
+export const COMMENT_MAX_LENGTH = 10_000;
+const PAGE_SIZE_DEFAULT = 50;
+const PAGE_SIZE_MAX = 100;
+
+export class CreateCommentDto {
+  @ApiProperty({
+    minLength: 1,
+    maxLength: COMMENT_MAX_LENGTH,
+    description: 'Markdown; surrounding white space is removed, and nothing may be left empty',
+  })
+  @Trim()
+  @IsString()
+  @Length(1, COMMENT_MAX_LENGTH)
+  content: string;
+
+  @ApiPropertyOptional({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'A comment of the same task this one answers',
+  })
+  @IsOptional()
+  @IsUUID('all')
+  replyToId?: string | null;
+}
+
+/** Query of GET /tasks/:taskId/comments. */
+export class ListCommentsQuery {
+  @PageSize(PAGE_SIZE_MAX, PAGE_SIZE_DEFAULT)
+  limit: number = PAGE_SIZE_DEFAULT;
+
+  @ApiPropertyOptional({ description: 'nextCursor of the previous page (opaque)' })
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_-]{1,100}$/, { message: 'cursor is malformed' })
+  cursor?: string;
+}
+
+/** A task comment, with its author as ClassMember shows one (CONTRACT §2). */
+export class CommentResponse {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ format: 'uuid' })
+  taskId: string;
+
+  @ApiProperty({ format: 'uuid' })
+  authorId: string;
+
+  @ApiProperty({ type: String, nullable: true, description: "The author's nickname" })
+  nickname: string | null;
+
+  @ApiProperty({ description: "SHA-256 hex of the author's trimmed, lower-cased e-mail" })
+  avatarHash: string;
+
+  @ApiProperty({ description: 'Markdown' })
+  content: string;
+
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'The comment this one answers; null when none, or once that one is deleted',
+  })
+  replyToId: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt: string;
+}
+
+export class CommentPageResponse {
+  @ApiProperty({ type: [CommentResponse], description: 'Oldest first' })
+  items: CommentResponse[];
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Cursor of the next page; null on the last page',
+  })
+  nextCursor: string | null;
+}

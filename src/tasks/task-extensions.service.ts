@@ -1,0 +1,58 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { TaskAccess } from '../access/access.service';
+import { AppError } from '../common/errors/app-error';
+import { TaskNotices } from '../notifications/production/task-notices';
+import { ExtensionResponse, PutExtensionDto } from './dto/extension.dto';
+import { TaskExtensionsRepository } from './task-extensions.repository';
+import { toExtensionResponse } from './tasks.mapper';
+
+/** Members' own deadlines (CONTRACT §5.1). `access` comes from the routes' `@TaskManagerRoute()`. */
+@Injectable()
+export class TaskExtensionsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly extensions: TaskExtensionsRepository,
+    private readonly notices: TaskNotices,
+  ) {}
+
+  /**
+   * Creates or replaces the member's extension; TASK_EXTENDED goes to the member, in the same transaction, when
+   * the extension is new or its dueAt moved. Writes for one member run one at a time (the member lock), so two
+   * concurrent PUTs leave one row and at most one notice per change of dueAt.
+   */
+  put(
+    { taskId, classId }: TaskAccess,
+    memberId: string,
+    callerId: string,
+    dto: PutExtensionDto,
+  ): Promise<ExtensionResponse> {
+    const dueAt = new Date(dto.dueAt);
+    return this.dataSource.transaction(async (db) => {
+      const task = await this.extensions.lockTaskDue(db, taskId);
+      if (!task) throw AppError.notFound('Task');
+      if (!(await this.extensions.lockMember(db, classId, memberId))) throw AppError.notFound('Member');
+      if (task.due_at === null) throw AppError.validation('The task has no dueAt to extend');
+      if (dueAt <= task.due_at) throw AppError.validation("dueAt must be later than the task's dueAt");
+      const { extension, dueChanged } = await this.extensions.upsert(db, {
+        taskId,
+        userId: memberId,
+        classId,
+        dueAt,
+        allowLateSubmission: dto.allowLateSubmission ?? null,
+        createdBy: callerId,
+      });
+      if (dueChanged) await this.notices.extended(db, taskId, memberId);
+      return toExtensionResponse(extension);
+    });
+  }
+
+  async remove({ taskId }: TaskAccess, memberId: string): Promise<void> {
+    if (!(await this.extensions.remove(taskId, memberId))) throw AppError.notFound('Extension');
+  }
+
+  async list({ taskId }: TaskAccess): Promise<ExtensionResponse[]> {
+    return (await this.extensions.list(taskId)).map(toExtensionResponse);
+  }
+}
