@@ -198,6 +198,8 @@ describe('documented variables', () => {
           CAPTCHA_SECRET: 'secret',
           SMTP_URL: 'smtp://127.0.0.1:25',
           TELEGRAM_BOT_TOKEN: 'token',
+          FILE_STORAGE: 's3',
+          S3_BUCKET: 'files',
         }),
       ]);
       const root = join(__dirname, '..', '..');
