@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -7,9 +6,8 @@ import { migrateLocalFiles } from '../../src/files/file-migration';
 import { LocalFileStorage } from '../../src/files/local-file-storage';
 import { s3Client, S3FileStorage } from '../../src/files/s3-file-storage';
 import { S3_TEST_BUCKET, useStorageEnv } from '../fakes/s3-server';
+import { runCli } from '../utils/cli';
 import { useTestApp } from '../utils/test-app';
-
-const ROOT = join(__dirname, '..', '..');
 
 async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -62,40 +60,11 @@ describe('files:migrate', () => {
   });
 
   it('runs as the operator CLI command, progress on stderr and the counts as JSON on stdout', async () => {
-    const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>(
-      (resolve) =>
-        execFile(
-          process.execPath,
-          ['-r', 'ts-node/register/transpile-only', 'src/cli/main.ts', 'files:migrate'],
-          {
-            cwd: ROOT,
-            env: {
-              ...process.env,
-              NODE_ENV: 'test',
-              DATABASE_URL: ctx.databaseUrl,
-              DATA_DIR: ctx.dataDir,
-              ...s3Env,
-            },
-            timeout: 100_000,
-          },
-          (error, out, err) =>
-            resolve({ code: error ? Number(error.code ?? 1) : 0, stdout: out, stderr: err }),
-        ),
-    );
+    const { code, stdout, stderr } = await runCli(ctx, s3Env, 'files:migrate');
     expect({ code, stderr }).toMatchObject({ code: 0, stderr: expect.stringContaining('3 already there') });
     expect(JSON.parse(stdout)).toEqual({ copied: 0, skipped: 3, copiedBytes: 0 });
 
-    const local = await new Promise<{ code: number; stderr: string }>((resolve) =>
-      execFile(
-        process.execPath,
-        ['-r', 'ts-node/register/transpile-only', 'src/cli/main.ts', 'files:migrate'],
-        {
-          cwd: ROOT,
-          env: { ...process.env, NODE_ENV: 'test', DATABASE_URL: ctx.databaseUrl, DATA_DIR: ctx.dataDir },
-        },
-        (error, _out, err) => resolve({ code: error ? Number(error.code ?? 1) : 0, stderr: err }),
-      ),
-    );
+    const local = await runCli(ctx, {}, 'files:migrate');
     expect(local.code).toBe(1);
     expect(local.stderr).toContain('set FILE_STORAGE=s3');
   });
