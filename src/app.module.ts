@@ -4,6 +4,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessModule } from './access/access.module';
 import { AiModule } from './ai/ai.module';
+import { AttachmentsModule } from './attachments/attachments.module';
 import { AuthModule } from './auth/auth.module';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
 import { ClassesModule } from './classes/classes.module';
@@ -48,6 +49,7 @@ export class AppModule {
         TasksModule,
         AiModule,
         SubmissionsModule,
+        AttachmentsModule,
         NotificationsModule,
         CommentsModule,
       ],

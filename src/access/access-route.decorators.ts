@@ -7,11 +7,12 @@ import {
 } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiForbiddenResponse, ApiNotFoundResponse, ApiParam } from '@nestjs/swagger';
 import { ErrorResponse } from '../common/errors/error.response';
-import { ClassAccess, TaskAccess } from './access.service';
+import { AttachmentAccess, ClassAccess, SubmissionAccess, TaskAccess } from './access.service';
 import { ClassRoleGuard } from './class-role.guard';
 import { ClassRole, MANAGER_ROLES } from './class-roles';
 import { SUBMISSION_WRITE_FORBIDDEN } from './submission-rules';
 import { TaskAccessGuard } from './task-access.guard';
+import { TaskItemAccessGuard } from './task-item-access.guard';
 import { AccessDecider, RequestWithAccess, ROUTE_ACCESS, RouteAccessRule } from './route-access';
 
 interface RouteDocs {
@@ -23,8 +24,8 @@ interface RouteDocs {
 const FORBIDDEN_MEMBER = 'FORBIDDEN: not a member of the class';
 const FORBIDDEN_MANAGER = `${FORBIDDEN_MEMBER}, or a MEMBER where OWNER/ADMIN is required`;
 const FORBIDDEN_OWNER = `${FORBIDDEN_MEMBER}, or not its OWNER`;
-const TASK_NOT_FOUND =
-  'NOT_FOUND: task does not exist, was deleted, or is not visible to a MEMBER (draft, not started)';
+const TASK_GONE = 'was deleted, or is not visible to a MEMBER (draft, not started)';
+const TASK_NOT_FOUND = `NOT_FOUND: task does not exist, ${TASK_GONE}`;
 
 const withReason = (base: string, extra?: string): string => (extra ? `${base}. ${extra}` : base);
 
@@ -104,6 +105,42 @@ export function TaskRoute(options: TaskRouteOptions = {}): MethodDecorator {
 export const TaskManagerRoute = (docs: RouteDocs = {}): MethodDecorator =>
   TaskRoute({ ...docs, manage: true });
 
+/** A route keyed by `:submissionId` alone: the submitter reads their own, OWNER and ADMIN of the class any. */
+export function SubmissionRoute(docs: RouteDocs = {}): MethodDecorator {
+  return taskItemRoute('submission', 'submissionId', {
+    forbidden: `${FORBIDDEN_MEMBER}, or a MEMBER asking for a submission of another member`,
+    notFound: `NOT_FOUND: no such submission, or its task ${TASK_GONE}`,
+    ...docs,
+  });
+}
+
+/**
+ * A route keyed by `:attachmentId` alone, of a task or of a submission: task attachments by OWNER and ADMIN,
+ * submission attachments by their submitter (the late and lock rules answer 403 too).
+ */
+export function AttachmentRoute(docs: RouteDocs = {}): MethodDecorator {
+  return taskItemRoute('attachment', 'attachmentId', {
+    forbidden:
+      `${FORBIDDEN_MANAGER} (task attachment), or not the submitter (submission attachment). ` +
+      SUBMISSION_WRITE_FORBIDDEN,
+    notFound: `NOT_FOUND: no such attachment, or its task ${TASK_GONE}`,
+    ...docs,
+  });
+}
+
+function taskItemRoute(
+  scope: 'submission' | 'attachment',
+  param: string,
+  docs: Required<RouteDocs>,
+): MethodDecorator {
+  const rule: RouteAccessRule = { scope, decidedBy: 'guard' };
+  return applyDecorators(
+    SetMetadata(ROUTE_ACCESS, rule),
+    UseGuards(TaskItemAccessGuard),
+    accessDocs(param, docs.forbidden, docs.notFound),
+  );
+}
+
 /**
  * A route keyed by a file: the service finds what the file is attached to and asks AccessService with that
  * task's rule (task files: who sees the task; submission files: the submitter, OWNER and ADMIN).
@@ -120,9 +157,15 @@ export function FileRoute(docs: RouteDocs = {}): MethodDecorator {
   );
 }
 
-/** The access the route's guard resolved (`ClassAccess` on class routes, `TaskAccess` on task routes). */
+/**
+ * The access the route's guard resolved (`ClassAccess` on class routes, `TaskAccess` on task routes,
+ * `SubmissionAccess` and `AttachmentAccess` on submission and attachment routes).
+ */
 export const CurrentAccess = createParamDecorator(
-  (_data: unknown, context: ExecutionContext): ClassAccess | TaskAccess => {
+  (
+    _data: unknown,
+    context: ExecutionContext,
+  ): ClassAccess | TaskAccess | SubmissionAccess | AttachmentAccess => {
     const access = context.switchToHttp().getRequest<RequestWithAccess>().resolvedAccess;
     // A handler asking for it on a route whose access no guard resolved is a programming error.
     if (!access) throw new Error('No access resolved: the route has no access guard');

@@ -20,6 +20,15 @@ export interface TaskAccessRow {
   deleted: boolean;
 }
 
+/**
+ * The caller's access to the task of a submission or of an attachment, with the submitter (null for a task
+ * attachment); no row when there is no such submission or attachment.
+ */
+export interface TaskItemAccessRow extends TaskAccessRow {
+  task_id: string;
+  submitter_id: string | null;
+}
+
 // Prepared: it runs on nearly every request keyed by a class (see Prepared).
 const CLASS_ROLE = new Prepared(
   'access.class_role',
@@ -28,16 +37,32 @@ const CLASS_ROLE = new Prepared(
     WHERE c.id = $1`,
 );
 
-// Prepared: it runs on nearly every request keyed by a task.
-const TASK_ACCESS = new Prepared(
-  'access.task',
-  `SELECT t.class_id, c.is_personal, m.role,
+/**
+ * The caller's (`$2`) access to the task of each row of `owner`, a query with a `task_id` column whose other
+ * columns are passed through: the one join of the task access rule.
+ */
+const taskAccessOf = (owner: string): string =>
+  `SELECT o.*, t.class_id, c.is_personal, m.role,
           ${memberSeesTaskSql('t')} AS visible_to_members,
           (t.deleted_at IS NOT NULL) AS deleted
-     FROM tasks t
+     FROM (${owner}) o
+     JOIN tasks t ON t.id = o.task_id
      JOIN classes c ON c.id = t.class_id
-     LEFT JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $2
-    WHERE t.id = $1`,
+     LEFT JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $2`;
+
+// Prepared: it runs on nearly every request keyed by a task.
+const TASK_ACCESS = new Prepared('access.task', taskAccessOf(`SELECT $1::uuid AS task_id`));
+
+const SUBMISSION_ACCESS = taskAccessOf(
+  `SELECT s.task_id, s.user_id AS submitter_id FROM submissions s WHERE s.id = $1`,
+);
+
+// An attachment id names a row of either table (random uuid keys: at most one of them matches).
+const ATTACHMENT_ACCESS = taskAccessOf(
+  `SELECT ta.task_id, NULL::uuid AS submitter_id FROM task_attachments ta WHERE ta.id = $1
+   UNION ALL
+   SELECT s.task_id, s.user_id FROM submission_attachments sa JOIN submissions s ON s.id = sa.submission_id
+    WHERE sa.id = $1`,
 );
 
 /**
@@ -59,6 +84,14 @@ export class AccessRepository {
 
   taskAccess(taskId: string, userId: string): Promise<TaskAccessRow | null> {
     return one(this.dataSource, TASK_ACCESS, [taskId, userId]);
+  }
+
+  submissionAccess(submissionId: string, userId: string): Promise<TaskItemAccessRow | null> {
+    return one(this.dataSource, SUBMISSION_ACCESS, [submissionId, userId]);
+  }
+
+  attachmentAccess(attachmentId: string, userId: string): Promise<TaskItemAccessRow | null> {
+    return one(this.dataSource, ATTACHMENT_ACCESS, [attachmentId, userId]);
   }
 }
 

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { sameUuid } from '../common/utils/uuid';
-import { AccessRepository, ClassRoleRow } from './access.repository';
+import { AccessRepository, ClassRoleRow, TaskAccessRow } from './access.repository';
 import { ClassRole, MANAGER_ROLES } from './class-roles';
 
 export interface ClassAccess {
@@ -16,6 +16,18 @@ export interface TaskAccess extends ClassAccess {
   taskId: string;
   /** OWNER or ADMIN of the task's class. */
   canManage: boolean;
+}
+
+/** Access to one submission (`GET /submissions/:submissionId`): its task's access and its submitter. */
+export interface SubmissionAccess extends TaskAccess {
+  submissionId: string;
+  submitterId: string;
+}
+
+/** Access to remove one attachment, of a task (`submitterId` null) or of a submission. */
+export interface AttachmentAccess extends TaskAccess {
+  attachmentId: string;
+  submitterId: string | null;
 }
 
 /**
@@ -84,7 +96,45 @@ export class AccessService {
     userId: string,
     options: { manage?: boolean } = {},
   ): Promise<TaskAccess> {
-    const row = await this.repository.taskAccess(taskId, userId);
+    return this.decideTaskAccess(taskId, await this.repository.taskAccess(taskId, userId), options);
+  }
+
+  /**
+   * One submission: OWNER and ADMIN of the class read any, the submitter their own (while a member who can
+   * see the task, as `GET /tasks/:taskId/submissions/me` asks); any other member 403. Unknown 404.
+   */
+  async requireSubmissionAccess(submissionId: string, userId: string): Promise<SubmissionAccess> {
+    const row = await this.repository.submissionAccess(submissionId, userId);
+    if (!row) throw AppError.notFound('Submission');
+    const task = this.decideTaskAccess(row.task_id, row);
+    const submitterId = row.submitter_id!;
+    if (!task.canManage && !sameUuid(submitterId, userId)) {
+      throw AppError.forbidden('Only the submitter and the OWNER/ADMIN of the class read a submission');
+    }
+    return { ...task, submissionId, submitterId };
+  }
+
+  /**
+   * Removing one attachment, by the rules of the scoped deletes: a task attachment by OWNER and ADMIN of the
+   * class; a submission attachment by its submitter only (who must still see the task; the late and lock
+   * rules are the removal's own). Unknown 404.
+   */
+  async requireAttachmentRemoval(attachmentId: string, userId: string): Promise<AttachmentAccess> {
+    const row = await this.repository.attachmentAccess(attachmentId, userId);
+    if (!row) throw AppError.notFound('Attachment');
+    const submitterId = row.submitter_id;
+    const task = this.decideTaskAccess(row.task_id, row, { manage: submitterId === null });
+    if (submitterId !== null && !sameUuid(submitterId, userId)) {
+      throw AppError.forbidden('Only the submitter removes an attachment of a submission');
+    }
+    return { ...task, attachmentId, submitterId };
+  }
+
+  private decideTaskAccess(
+    taskId: string,
+    row: TaskAccessRow | null,
+    options: { manage?: boolean } = {},
+  ): TaskAccess {
     if (!row || row.deleted) throw AppError.notFound('Task');
     if (row.role === null) throw AppError.forbidden('You are not a member of this class');
     const canManage = MANAGER_ROLES.includes(row.role);

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { ClassAccess, TaskAccess } from './access.service';
+import { AttachmentAccess, ClassAccess, SubmissionAccess, TaskAccess } from './access.service';
 import { ClassRole } from './class-roles';
 
 /** Metadata key of every access decorator; test/platform/access-routes.spec.ts requires it on resource routes. */
@@ -14,7 +14,7 @@ export const ROUTE_ACCESS = 'routeAccess';
 export type AccessDecider = 'guard' | 'statement' | 'service';
 
 export interface RouteAccessRule {
-  scope: 'class' | 'task' | 'file';
+  scope: 'class' | 'task' | 'submission' | 'attachment' | 'file';
   decidedBy: AccessDecider;
   /** Class routes: the roles allowed (any member when empty). */
   roles?: readonly ClassRole[];
@@ -23,5 +23,5 @@ export interface RouteAccessRule {
 }
 
 export interface RequestWithAccess extends Request {
-  resolvedAccess?: ClassAccess | TaskAccess;
+  resolvedAccess?: ClassAccess | TaskAccess | SubmissionAccess | AttachmentAccess;
 }

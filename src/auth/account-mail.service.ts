@@ -7,24 +7,25 @@ import { DeliveryOutbox } from '../notifications/delivery/delivery-outbox';
 import { TokenPurpose } from './entities/auth-token.entity';
 
 interface AccountMailTemplate {
-  path: string;
+  /** The web client page the link opens. */
+  path: (config: AppConfig) => string;
   subject: string;
   action: string;
 }
 
 const TEMPLATES: Record<TokenPurpose, AccountMailTemplate> = {
   [TokenPurpose.REGISTRATION]: {
-    path: '/register/complete',
+    path: () => '/register/complete',
     subject: 'Complete your registration',
     action: 'To finish creating your Classroom Tasks account, open this link',
   },
   [TokenPurpose.PASSWORD_RESET]: {
-    path: '/reset-password',
+    path: () => '/reset-password',
     subject: 'Reset your password',
     action: 'To choose a new password for your Classroom Tasks account, open this link',
   },
   [TokenPurpose.EMAIL_CHANGE]: {
-    path: '/email/confirm',
+    path: (config) => config.emailChangeLinkPath,
     subject: 'Confirm your new e-mail address',
     action: 'To use this address for your Classroom Tasks account, open this link',
   },
@@ -56,7 +57,7 @@ export class AccountMailService {
 
   private compose(kind: TokenPurpose, to: string, token: string): MailMessage {
     const template = TEMPLATES[kind];
-    const link = `${this.config.appUrl}${template.path}?token=${encodeURIComponent(token)}`;
+    const link = `${this.config.appUrl}${template.path(this.config)}?token=${encodeURIComponent(token)}`;
     const expiry =
       'The link works once and expires in 1 hour. If you did not ask for it, ignore this e-mail.';
     return {

@@ -12,6 +12,7 @@ import {
 } from '@nestjs/swagger';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { UserDto } from '../users/dto/user.dto';
+import { BearerToken } from './bearer-token.decorator';
 import { CredentialsService } from './credentials.service';
 import { ChangePasswordDto, EmailChangeDto, EmailConfirmDto } from './dto/requests.dto';
 import { AuthResponseDto, MessageDto } from './dto/responses.dto';
@@ -32,15 +33,21 @@ export class AccountController {
   @PasswordCheckThrottle()
   @ApiOkResponse({
     type: AuthResponseDto,
-    description: 'A new token; every older token of the user stops working',
+    description:
+      'A new token. Every other token of the user stops working; the token of this request stays valid, so a ' +
+      'client that keeps it is not logged out',
   })
   @ApiBadRequestResponse({ description: 'VALIDATION_ERROR' })
   @ApiUnauthorizedResponse({
     description: 'UNAUTHORIZED (token), or INVALID_CREDENTIALS (current password wrong)',
   })
   @ApiTooManyRequestsResponse({ description: 'RATE_LIMITED: more than 10 attempts in a minute' })
-  changePassword(@CurrentUser() user: AuthUser, @Body() body: ChangePasswordDto): Promise<AuthResponseDto> {
-    return this.credentials.changePassword(user.id, body.currentPassword, body.newPassword);
+  changePassword(
+    @CurrentUser() user: AuthUser,
+    @BearerToken() token: string,
+    @Body() body: ChangePasswordDto,
+  ): Promise<AuthResponseDto> {
+    return this.credentials.changePassword(user.id, token, body.currentPassword, body.newPassword);
   }
 
   @Post('email/change')

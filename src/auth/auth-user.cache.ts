@@ -7,6 +7,7 @@ import { AuthUser } from '../common/decorators/current-user.decorator';
 import { UserChanges, UserChangesModule } from '../common/events/user-changes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { KeptToken } from '../users/users.repository';
 
 /** Notified by a trigger on `users` (migration AuthUserChangeNotify) with the id of a changed or deleted user. */
 export const AUTH_USER_CHANNEL = 'auth_user_changed';
@@ -18,9 +19,13 @@ const RECONNECT_MAX_DELAY_MS = 5_000;
 /** How long a connection being dropped may take to say goodbye before its socket is simply closed. */
 const END_GRACE_MS = 1_000;
 
-/** An active user as a login token needs it, with the token version read along. */
+/**
+ * An active user as a login token needs it, with the token version read along, and the one token of an older
+ * version that the last password change kept valid.
+ */
 export interface TokenUser {
   tokenVersion: number;
+  keptToken: KeptToken | null;
   user: AuthUser;
 }
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppError, ErrorCode } from '../common/errors/app-error';
-import { UsersRepository } from '../users/users.repository';
+import { KeptToken, UsersRepository } from '../users/users.repository';
 import { UsersService } from '../users/users.service';
 import { AccountMailService } from './account-mail.service';
 import { AuthTokensService, invalidToken } from './auth-tokens.service';
@@ -85,8 +85,13 @@ export class CredentialsService {
     return this.sessions.start(user);
   }
 
+  /**
+   * Every login token of the user stops working but `callerToken`, the one of this request: a client that
+   * keeps it (ignoring the new token of the answer) stays logged in, every other session ends.
+   */
   async changePassword(
     userId: string,
+    callerToken: string,
     currentPassword: string,
     newPassword: string,
   ): Promise<AuthResponseDto> {
@@ -98,7 +103,8 @@ export class CredentialsService {
     const user = await this.dataSource.transaction(async (manager) => {
       // Of two concurrent changes (or a change and a reset) only the first wins: the current password the
       // other one checked is no longer the current one.
-      if (!(await this.replacePassword(manager, userId, passwordHash, credentials.passwordHash))) {
+      const kept = this.sessions.keep(callerToken);
+      if (!(await this.replacePassword(manager, userId, passwordHash, credentials.passwordHash, kept))) {
         throw invalidCredentials('Current password is incorrect');
       }
       return this.users.findById(userId, manager);
@@ -108,16 +114,19 @@ export class CredentialsService {
   }
 
   /**
-   * New hash; older login tokens and open reset links stop working. With `replacedHash` only while that is
-   * still the stored hash; false when it is not.
+   * New hash; login tokens but `keptToken` and open reset links stop working. With `replacedHash` only while
+   * that is still the stored hash; false when it is not.
    */
   private async replacePassword(
     manager: EntityManager,
     userId: string,
     passwordHash: string,
     replacedHash: string | null = null,
+    keptToken: KeptToken | null = null,
   ): Promise<boolean> {
-    if (!(await this.userRows.replacePassword(manager, userId, passwordHash, replacedHash))) return false;
+    if (!(await this.userRows.replacePassword(manager, userId, passwordHash, replacedHash, keptToken))) {
+      return false;
+    }
     await this.tokens.retireOthers(manager, TokenPurpose.PASSWORD_RESET, { userId });
     return true;
   }

@@ -21,6 +21,13 @@ describe('httpConfig', () => {
     expect(httpConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
   });
 
+  it('links e-mail changes to the web client page /settings/verify-email unless told another path', () => {
+    expect(httpConfig({}).emailChangeLinkPath).toBe('/settings/verify-email');
+    expect(httpConfig({ EMAIL_CHANGE_LINK_PATH: '/email/confirm' }).emailChangeLinkPath).toBe(
+      '/email/confirm',
+    );
+  });
+
   it('defaults PUBLIC_URL to the local address of PORT', () => {
     expect(httpConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
     expect(httpConfig({ PUBLIC_URL: 'https://api.example/' }).publicUrl).toBe('https://api.example');
@@ -30,6 +37,9 @@ describe('httpConfig', () => {
     ['PORT', { PORT: 'abc' }],
     ['PORT', { PORT: '70000' }],
     ['APP_URL', { APP_URL: 'ftp://app.example' }],
+    ['EMAIL_CHANGE_LINK_PATH', { EMAIL_CHANGE_LINK_PATH: 'settings/verify-email' }],
+    ['EMAIL_CHANGE_LINK_PATH', { EMAIL_CHANGE_LINK_PATH: '/verify?token=' }],
+    ['EMAIL_CHANGE_LINK_PATH', { EMAIL_CHANGE_LINK_PATH: '/settings/' }],
     ['PUBLIC_URL', { PUBLIC_URL: 'api.example' }],
     // Origins a browser never sends, so they would silently allow nothing.
     ['CORS_ORIGINS', { CORS_ORIGINS: 'https://app.example/' }],

@@ -5,6 +5,8 @@ import { ConfigError, Env, int, MAX_TIMER_MS, str, url } from './env';
  * The HTTP server.
  * - `PORT` (`3000`).
  * - `APP_URL` (`http://localhost:3000`): base of the web client, for links in e-mails.
+ * - `EMAIL_CHANGE_LINK_PATH` (`/settings/verify-email`): the web client's page that confirms a new e-mail
+ *   address; the link of the e-mail change mail is `APP_URL` + this path + `?token=…`.
  * - `PUBLIC_URL` (`http://localhost:${PORT}`): the service's own public base, for absolute links to itself.
  * - `CORS_ORIGINS` (`*`): `*`, or comma-separated origins exactly as browsers send them.
  * - `TRUST_PROXY` (`loopback`): Express's `trust proxy`, which peers' `X-Forwarded-For` names the client IP.
@@ -14,6 +16,8 @@ import { ConfigError, Env, int, MAX_TIMER_MS, str, url } from './env';
 export interface HttpConfig {
   port: number;
   appUrl: string;
+  /** Path under `appUrl` of the client page that confirms a new e-mail address (`/…`, no query). */
+  emailChangeLinkPath: string;
   /** The service's own public base (no trailing slash), for links that lead back to this API. */
   publicUrl: string;
   corsOrigins: string[] | true;
@@ -32,11 +36,26 @@ export function httpConfig(env: Env): HttpConfig {
   return {
     port,
     appUrl: url(env, 'APP_URL', 'http://localhost:3000', ['http:', 'https:']),
+    emailChangeLinkPath: linkPath(env, 'EMAIL_CHANGE_LINK_PATH', '/settings/verify-email'),
     publicUrl: url(env, 'PUBLIC_URL', `http://localhost:${port}`, ['http:', 'https:']),
     corsOrigins: corsOrigins(env),
     trustProxy: trustProxy(env),
     http: httpTimeouts(env),
   };
+}
+
+/** One or more `/segment`s of URL-safe characters: the link appends `?token=…` to it. */
+const LINK_PATH = /^(\/[A-Za-z0-9._~-]+)+$/;
+
+function linkPath(env: Env, name: string, fallback: string): string {
+  const path = str(env, name, fallback).trim();
+  if (!LINK_PATH.test(path)) {
+    throw new ConfigError(
+      name,
+      `must be a path such as ${fallback} (no query, no trailing /), got "${path}"`,
+    );
+  }
+  return path;
 }
 
 /** The request timeout covers the headers too, so a longer headers timeout could never fire. */

@@ -1,6 +1,7 @@
 import {
   Body,
   Controller,
+  Delete,
   Get,
   HttpCode,
   HttpStatus,
@@ -16,8 +17,10 @@ import {
   ApiAcceptedResponse,
   ApiBadRequestResponse,
   ApiBearerAuth,
+  ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
+  ApiOperation,
   ApiParam,
   ApiTags,
   ApiTooManyRequestsResponse,
@@ -96,7 +99,12 @@ export class NotificationPrefsController {
   ) {}
 
   @Get()
-  @ApiOkResponse({ type: [NotificationPrefDto] })
+  @ApiOkResponse({
+    type: [NotificationPrefDto],
+    description:
+      'EMAIL, WEBHOOK, MESSENGER in that order. EMAIL is always there: until one is saved, the account e-mail, ' +
+      'enabled (where e-mail notifications then go), under a fixed id that a PUT of EMAIL keeps',
+  })
   list(@CurrentUser() user: AuthUser): Promise<NotificationPrefDto[]> {
     return this.prefs.list(user.id);
   }
@@ -112,6 +120,24 @@ export class NotificationPrefsController {
     @Body() body: UpsertNotificationPrefDto,
   ): Promise<NotificationPrefDto> {
     return this.prefs.upsert(user.id, body);
+  }
+
+  @Delete(':prefId')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({
+    summary: 'Delete a preference',
+    description:
+      'Without its EMAIL preference the account e-mail gets e-mail notifications again. The id of the EMAIL ' +
+      'preference listed before one was saved answers 204 and changes nothing.',
+  })
+  @ApiNoContentResponse()
+  @ApiBadRequestResponse({ type: ErrorResponse, description: 'VALIDATION_ERROR: prefId is not a UUID' })
+  @ApiNotFoundResponse({
+    type: ErrorResponse,
+    description: "NOT_FOUND: no such preference among the caller's",
+  })
+  remove(@CurrentUser() user: AuthUser, @Param('prefId', new ParseUUIDPipe()) prefId: string): Promise<void> {
+    return this.prefs.remove(user.id, prefId);
   }
 
   @Post(':channel/test')

@@ -39,7 +39,12 @@ describe('NotificationsRepository and DeliveriesRepository (real PostgreSQL)', (
   });
 
   it('keeps one preference per channel, with the secret of its creation', async () => {
-    const webhook = { channel: NotificationChannelName.WEBHOOK, address: 'https://a.test/', isEnabled: true };
+    const webhook = {
+      channel: NotificationChannelName.WEBHOOK,
+      address: 'https://a.test/',
+      isEnabled: true,
+      id: null,
+    };
     const created = await notifications.upsertPref(userId, { ...webhook, secret: 'whsec_first' });
     const updated = await notifications.upsertPref(userId, {
       ...webhook,
@@ -47,7 +52,13 @@ describe('NotificationsRepository and DeliveriesRepository (real PostgreSQL)', (
       secret: 'whsec_second',
     });
     expect(updated).toMatchObject({ id: created.id, isEnabled: false, secret: 'whsec_first' });
-    expect(await notifications.listPrefs(userId)).toHaveLength(1);
+    const defaultEmailId = '00000000-0000-5000-8000-000000000001';
+    expect(await notifications.listPrefs(userId, defaultEmailId)).toEqual([
+      { id: defaultEmailId, channel: 'EMAIL', address: expect.any(String), isEnabled: true, secret: null },
+      expect.objectContaining({ id: created.id, channel: 'WEBHOOK' }),
+    ]);
+    expect(await notifications.deletePref(userId, created.id)).toBe(true);
+    expect(await notifications.deletePref(userId, created.id)).toBe(false);
   });
 
   it('claims a queued mail once, records its success, and deletes it as a sent account mail', async () => {

@@ -68,6 +68,8 @@ export interface NewPref {
   isEnabled: boolean;
   /** Stored only when the record is created. */
   secret: string | null;
+  /** The id of the record when it is created; null: a random one. */
+  id: string | null;
 }
 
 /** Tasks claimed per statement: each one fans out to its whole class. */
@@ -359,14 +361,32 @@ export class NotificationsRepository {
     return row!.updated;
   }
 
-  /** EMAIL, WEBHOOK, MESSENGER. */
-  listPrefs(userId: string): Promise<PrefRow[]> {
+  /**
+   * EMAIL, WEBHOOK, MESSENGER. Without a saved EMAIL preference, EMAIL is listed as dispatch treats it (see
+   * DISPATCH_SQL): enabled, to the account's address, under the id `defaultEmailId`.
+   */
+  listPrefs(userId: string, defaultEmailId: string): Promise<PrefRow[]> {
     return rows<PrefRow>(
       this.dataSource,
-      `SELECT ${PREF_COLUMNS} FROM notification_prefs
-        WHERE user_id = $1
-        ORDER BY array_position(ARRAY['EMAIL', 'WEBHOOK', 'MESSENGER']::varchar[], channel)`,
-      [userId],
+      `SELECT * FROM (
+         SELECT ${PREF_COLUMNS} FROM notification_prefs WHERE user_id = $1
+         UNION ALL
+         SELECT $2::uuid, 'EMAIL', u.email, true, NULL FROM users u
+          WHERE u.id = $1
+            AND NOT EXISTS (SELECT 1 FROM notification_prefs p WHERE p.user_id = $1 AND p.channel = 'EMAIL')
+       ) prefs
+       ORDER BY array_position(ARRAY['EMAIL', 'WEBHOOK', 'MESSENGER']::varchar[], channel)`,
+      [userId, defaultEmailId],
+    );
+  }
+
+  /** Deletes the user's preference `id`; false when the user has none of that id. */
+  async deletePref(userId: string, id: string): Promise<boolean> {
+    return (
+      (await affected(this.dataSource, `DELETE FROM notification_prefs WHERE id = $1 AND user_id = $2`, [
+        id,
+        userId,
+      ])) > 0
     );
   }
 
@@ -374,12 +394,12 @@ export class NotificationsRepository {
   async upsertPref(userId: string, pref: NewPref): Promise<PrefRow> {
     const row = await one<PrefRow>(
       this.dataSource,
-      `INSERT INTO notification_prefs (user_id, channel, address, is_enabled, secret)
-       VALUES ($1, $2, $3, $4, $5)
+      `INSERT INTO notification_prefs (id, user_id, channel, address, is_enabled, secret)
+       VALUES (COALESCE($6::uuid, gen_random_uuid()), $1, $2, $3, $4, $5)
        ON CONFLICT (user_id, channel)
        DO UPDATE SET address = EXCLUDED.address, is_enabled = EXCLUDED.is_enabled, updated_at = now()
        RETURNING ${PREF_COLUMNS}`,
-      [userId, pref.channel, pref.address, pref.isEnabled, pref.secret],
+      [userId, pref.channel, pref.address, pref.isEnabled, pref.secret, pref.id],
     );
     return row!;
   }

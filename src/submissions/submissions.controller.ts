@@ -27,14 +27,19 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { TaskAccess } from '../access/access.service';
-import { CurrentAccess, TaskManagerRoute, TaskRoute } from '../access/access-route.decorators';
+import { SubmissionAccess, TaskAccess } from '../access/access.service';
+import {
+  CurrentAccess,
+  SubmissionRoute,
+  TaskManagerRoute,
+  TaskRoute,
+} from '../access/access-route.decorators';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { AttachmentResponse } from '../files/attachment.response';
 import { FileUpload } from '../files/file-upload.decorator';
 import { UploadedFileInfo } from '../files/multer-storage.engine';
-import { GradeSubmissionDto } from './dto/grade-submission.dto';
+import { GradeSubmissionDto, MarkExemplaryDto } from './dto/grade-submission.dto';
 import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submission.response';
 import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
 import { SubmissionsExportService } from './submissions-export.service';
@@ -155,5 +160,43 @@ export class SubmissionsController {
     @Body() body: GradeSubmissionDto,
   ): Promise<SubmissionResponse> {
     return this.submissions.grade(access, submissionId, user.id, body);
+  }
+
+  @Patch(':submissionId/exemplary')
+  @TaskManagerRoute({ notFound: NO_SUBMISSION })
+  @ApiOperation({
+    summary: 'OWNER/ADMIN: mark or unmark an example submission; the grade, reviewerId and reviewedAt stay',
+  })
+  @ApiOkResponse({ type: SubmissionResponse })
+  @ApiBadRequestResponse({
+    type: ErrorResponse,
+    description: 'VALIDATION_ERROR: isExemplary missing or not a boolean, or true without a score',
+  })
+  setExemplary(
+    @CurrentAccess() access: TaskAccess,
+    @Param('submissionId', new ParseUUIDPipe()) submissionId: string,
+    @Body() body: MarkExemplaryDto,
+  ): Promise<SubmissionResponse> {
+    return this.submissions.setExemplary(access, submissionId, body.isExemplary);
+  }
+}
+
+/** Submissions by their own id, for pages that know no task (the grading page). */
+@ApiTags('submissions')
+@ApiBearerAuth()
+@ApiUnauthorizedResponse({ type: ErrorResponse, description: 'UNAUTHORIZED: missing or invalid token' })
+@Controller('submissions')
+export class SubmissionByIdController {
+  constructor(private readonly submissions: SubmissionsService) {}
+
+  @Get(':submissionId')
+  @SubmissionRoute()
+  @ApiOperation({
+    summary: 'One submission with body and attachments: the submitter their own, OWNER/ADMIN any',
+    description: 'The same answer as GET /tasks/{taskId}/submissions/{submissionId}.',
+  })
+  @ApiOkResponse({ type: SubmissionResponse })
+  get(@CurrentAccess() access: SubmissionAccess): Promise<SubmissionResponse> {
+    return this.submissions.getOne(access, access.submissionId);
   }
 }

@@ -288,6 +288,19 @@ export class SubmissionsRepository {
     );
   }
 
+  /** Sets only the exemplary flag (grader and review time stay); null when the task has no such submission. */
+  setExemplary(taskId: string, submissionId: string, isExemplary: boolean): Promise<SubmissionRow | null> {
+    return withConstraintErrors(() =>
+      one<SubmissionRow>(
+        this.dataSource,
+        `UPDATE submissions s SET is_exemplary = $3
+          WHERE s.id = $1 AND s.task_id = $2
+          RETURNING ${SUBMISSION_COLUMNS}`,
+        [submissionId, taskId, isExemplary],
+      ),
+    );
+  }
+
   /** The export's rows from a cursor on `client`, `batchSize` rows per round trip. */
   exportRows(client: PoolClient, taskId: string, batchSize: number): QueryStream {
     return client.query(new QueryStream(EXPORT_SQL, [taskId], { batchSize }));

@@ -151,6 +151,20 @@ export class SubmissionsService {
   }
 
   /**
+   * Marks or unmarks the submission as an example; the grade, grader and review time stay. "Exemplary needs a
+   * score" is the table's check constraint, as for grading.
+   */
+  async setExemplary(
+    { taskId }: TaskAccess,
+    submissionId: string,
+    isExemplary: boolean,
+  ): Promise<SubmissionResponse> {
+    const marked = await this.submissions.setExemplary(taskId, submissionId, isExemplary);
+    if (!marked) throw AppError.notFound('Submission');
+    return this.withAttachments(marked);
+  }
+
+  /**
    * Every write of the caller's submission (attachment upload, attachment delete): the write rules and the
    * write run in one transaction. The task row stays share-locked until commit, so a concurrent change of
    * dueAt, allowLateSubmission or blockedBy waits for this write (or this write reads the changed row).

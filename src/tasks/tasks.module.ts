@@ -35,5 +35,6 @@ import { TasksService } from './tasks.service';
     TaskExtensionsRepository,
     RunningJobs,
   ],
+  exports: [TaskAttachmentsService],
 })
 export class TasksModule {}

@@ -103,6 +103,7 @@ export class TasksService {
       if (dto.startAt !== undefined) changes.startAt = toDate(dto.startAt);
       if (dto.dueAt !== undefined) changes.dueAt = toDate(dto.dueAt);
       if (dto.allowLateSubmission !== undefined) changes.allowLateSubmission = dto.allowLateSubmission;
+      if (dto.sourceText !== undefined) changes.sourceText = dto.sourceText;
       if (task.isPublished || publishing) assertPublishableTitle(dto.title ?? task.title);
       assertTimesInOrder(
         dto.startAt !== undefined ? toDate(dto.startAt) : task.startAt,

@@ -47,13 +47,22 @@ describe('UsersRepository (real PostgreSQL)', () => {
 
   it('replaces a password only while the replaced hash is current, and deactivation revokes tokens', async () => {
     const id = await register('grace@example.test');
-    expect(await users.replacePassword(db, id, 'hash-2', 'not-the-hash')).toBe(false);
-    expect(await users.replacePassword(db, id, 'hash-2', 'hash-1')).toBe(true);
+    const kept = { hash: 'a'.repeat(64), version: 0 };
+    expect(await users.replacePassword(db, id, 'hash-2', 'not-the-hash', kept)).toBe(false);
+    expect(await users.replacePassword(db, id, 'hash-2', 'hash-1', kept)).toBe(true);
     expect(await users.findCredentials({ id })).toMatchObject({ password_hash: 'hash-2', token_version: 1 });
-    expect(await users.tokenUser(id)).toMatchObject({ id, email: 'grace@example.test', token_version: 1 });
+    expect(await users.tokenUser(id)).toMatchObject({
+      id,
+      email: 'grace@example.test',
+      token_version: 1,
+      kept_token_hash: kept.hash,
+      kept_token_version: 0,
+    });
     expect(await users.setActive('grace@example.test', false)).toBe(id);
     expect(await users.tokenUser(id)).toBeNull();
     expect(await users.findCredentials({ email: 'grace@example.test' })).toMatchObject({ token_version: 2 });
+    await users.setActive('grace@example.test', true);
+    expect(await users.tokenUser(id)).toMatchObject({ kept_token_hash: null, kept_token_version: null });
     expect(await users.setActive('nobody@example.test', true)).toBeNull();
   });
 });

@@ -15,7 +15,17 @@ export interface CredentialsRow {
   token_version: number;
 }
 
-export type TokenUserRow = AuthUser & { token_version: number };
+export type TokenUserRow = AuthUser & {
+  token_version: number;
+  kept_token_hash: string | null;
+  kept_token_version: number | null;
+};
+
+/** The login token a password change keeps valid (see User.keptTokenHash). */
+export interface KeptToken {
+  hash: string;
+  version: number;
+}
 
 export interface NewUserRow {
   email: string;
@@ -31,7 +41,8 @@ export type ProfileChanges = Partial<Pick<User, 'nickname' | 'timezone' | 'schoo
 /** An authenticated request whose user is not cached runs this primary-key probe. */
 const TOKEN_USER = new Prepared(
   'auth.token_user',
-  `SELECT id, email, timezone, token_version FROM users WHERE id = $1 AND is_active`,
+  `SELECT id, email, timezone, token_version, kept_token_hash, kept_token_version
+     FROM users WHERE id = $1 AND is_active`,
 );
 
 /**
@@ -114,29 +125,36 @@ export class UsersRepository {
   }
 
   /**
-   * New password hash and token version; with `replacedHash` only while that is still the stored hash.
-   * False when nothing changed.
+   * New password hash and token version: every login token stops working but `keptToken` (null: none); with
+   * `replacedHash` only while that is still the stored hash. False when nothing changed.
    */
   async replacePassword(
     db: Db,
     userId: string,
     passwordHash: string,
     replacedHash: string | null,
+    keptToken: KeptToken | null,
   ): Promise<boolean> {
     const changed = await rows(
       db,
-      `UPDATE users SET password_hash = $2, token_version = token_version + 1, updated_at = now()
+      `UPDATE users SET password_hash = $2, token_version = token_version + 1,
+         kept_token_hash = $4, kept_token_version = $5, updated_at = now()
        WHERE id = $1 AND ($3::varchar IS NULL OR password_hash = $3) RETURNING id`,
-      [userId, passwordHash, replacedHash],
+      [userId, passwordHash, replacedHash, keptToken?.hash ?? null, keptToken?.version ?? null],
     );
     return changed.length > 0;
   }
 
-  /** Deactivating also bumps the token version. The user's id, or null when no user has the address. */
+  /**
+   * Deactivating also bumps the token version and forgets the token a password change kept, so no token of
+   * the user works after a reactivation. The user's id, or null when no user has the address.
+   */
   async setActive(email: string, isActive: boolean): Promise<string | null> {
     const row = await one<{ id: string }>(
       this.dataSource,
       `UPDATE users SET is_active = $2, token_version = token_version + (CASE WHEN $2 THEN 0 ELSE 1 END),
+         kept_token_hash = CASE WHEN $2 THEN kept_token_hash END,
+         kept_token_version = CASE WHEN $2 THEN kept_token_version END,
          updated_at = now()
        WHERE email = $1 RETURNING id`,
       [email, isActive],

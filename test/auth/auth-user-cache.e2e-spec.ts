@@ -12,7 +12,7 @@ import {
 } from '../utils/accounts';
 import { createSharedDatabase, waitFor } from '../utils/notifications';
 import { createTestApp, TestApp } from '../utils/test-app';
-import { createUser, TEST_PASSWORD, TestUser } from '../utils/users';
+import { createUser, newSession, TEST_PASSWORD, TestUser } from '../utils/users';
 
 /** A change made elsewhere reaches an instance's cache through a notification: this long at most. */
 const NOTIFICATION_WAIT_MS = 2_000;
@@ -44,18 +44,20 @@ describe('token-user cache: one instance', () => {
     beforeAll(() => setNotifyTrigger('DISABLE'));
     afterAll(() => setNotifyTrigger('ENABLE'));
 
-    it('a password change refuses the cached old token on the very next request; the new one works', async () => {
+    it('a password change refuses the cached token of another session on the very next request', async () => {
       const user = await createUser(ctx);
-      await cacheOn(ctx, user);
+      const otherSession = await newSession(ctx, user);
+      await cacheOn(ctx, otherSession);
       const change = await ctx.http
         .patch('/users/me/password')
         .set('Authorization', user.auth)
         .send({ currentPassword: TEST_PASSWORD, newPassword: 'a changed password' })
         .expect(200);
-      const old = await getMe(ctx, user);
+      const old = await getMe(ctx, otherSession);
       expect(old.status).toBe(401);
       expect(old.body).toEqual(apiError('UNAUTHORIZED'));
       await getMe(ctx, bearer(change.body.token)).expect(200);
+      await getMe(ctx, user).expect(200);
     });
 
     it('a password reset refuses the cached old token on the very next request', async () => {
@@ -138,7 +140,7 @@ describe('token-user cache: one instance', () => {
       // Notifications come in commit order: once the sentinel's is handled, so is the target's.
       await ctx.db.query(`UPDATE users SET timezone = 'Europe/Paris' WHERE id = $1`, [sentinel.id]);
       await waitFor('the notifications', async () => !cache.get(sentinel.id), NOTIFICATION_WAIT_MS);
-      return { tokenVersion: 0, user: { id: target.id, ...row } };
+      return { tokenVersion: 0, keptToken: null, user: { id: target.id, ...row } };
     });
     expect(found?.tokenVersion).toBe(0);
     expect(cache.get(target.id)).toBeUndefined();
@@ -198,15 +200,17 @@ describe('token-user cache: two instances on one database', () => {
 
   it('a token cached on one instance is refused there once another instance revoked it', async () => {
     const user = await createUser(first);
-    await cacheOn(on(second), user);
+    const otherSession = await newSession(on(second), user);
+    await cacheOn(on(second), otherSession);
     const change = await on(first)
       .http.patch('/users/me/password')
       .set('Authorization', user.auth)
       .send({ currentPassword: TEST_PASSWORD, newPassword: 'a changed password' })
       .expect(200);
     // The old token matches the cached row until the notification drops it.
-    await refusedWithin(on(second), user);
+    await refusedWithin(on(second), otherSession);
     await getMe(on(second), bearer(change.body.token)).expect(200);
+    await getMe(on(second), user).expect(200);
   });
 
   it('a revocation by plain SQL reaches every instance', async () => {

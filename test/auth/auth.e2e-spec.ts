@@ -173,6 +173,7 @@ describe('auth: registration', () => {
       expect(payload).toEqual({
         sub: res.body.user.id,
         ver: 0,
+        jti: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
         iat: expect.any(Number),
         exp: expect.any(Number),
       });

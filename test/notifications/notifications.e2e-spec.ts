@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createClass } from '../utils/classes';
+import { UUID_PATTERN } from '../utils/expect';
 import { IDLE_JOBS, inbox, setPref } from '../utils/notifications';
 import { createDraft } from '../utils/tasks';
 import { useTestApp } from '../utils/test-app';
@@ -72,9 +73,19 @@ describe('notifications: preferences and inbox', () => {
   });
 
   describe('preferences', () => {
-    it('starts empty', async () => {
+    /** What GET lists before anything was saved: EMAIL to the account's address, enabled (as delivery does). */
+    const unsavedEmailPref = (user: TestUser) => ({
+      id: expect.stringMatching(UUID_PATTERN),
+      channel: 'EMAIL',
+      address: user.email,
+      isEnabled: true,
+    });
+    const listPrefs = async (user: TestUser) =>
+      (await ctx.http.get('/users/me/notification-prefs').set('Authorization', user.auth).expect(200)).body;
+
+    it('starts with the unsaved EMAIL preference only', async () => {
       const user = await createUser(ctx);
-      await ctx.http.get('/users/me/notification-prefs').set('Authorization', user.auth).expect(200, []);
+      expect(await listPrefs(user)).toEqual([unsavedEmailPref(user)]);
     });
 
     it('creates an EMAIL preference (address normalized, enabled by default, no secret)', async () => {
@@ -176,7 +187,7 @@ describe('notifications: preferences and inbox', () => {
       const owner = await createUser(ctx);
       await setPref(ctx, owner, { channel: 'WEBHOOK', address: 'https://hooks.example.com/mine' });
       const other = await createUser(ctx);
-      await ctx.http.get('/users/me/notification-prefs').set('Authorization', other.auth).expect(200, []);
+      expect(await listPrefs(other)).toEqual([unsavedEmailPref(other)]);
     });
 
     it('keeps the record when two upserts of one channel race', async () => {
@@ -219,7 +230,7 @@ describe('notifications: preferences and inbox', () => {
         .send(body);
       expect(res.status).toBe(400);
       expect(res.body).toEqual(VALIDATION);
-      await ctx.http.get('/users/me/notification-prefs').set('Authorization', user.auth).expect(200, []);
+      expect(await listPrefs(user)).toEqual([unsavedEmailPref(user)]);
     });
   });
 

@@ -6,6 +6,7 @@ import { ModulesContainer } from '@nestjs/core';
 import { ClassRoleGuard } from '../../src/access/class-role.guard';
 import { ROUTE_ACCESS, RouteAccessRule } from '../../src/access/route-access';
 import { TaskAccessGuard } from '../../src/access/task-access.guard';
+import { TaskItemAccessGuard } from '../../src/access/task-item-access.guard';
 import { IS_PUBLIC } from '../../src/common/decorators/public.decorator';
 import { attachQueryCounter, QueryCounter } from '../utils/query-counter';
 import { uploadSubmissionAttachment } from '../utils/submissions';
@@ -22,15 +23,20 @@ interface Route {
 }
 
 /** Path parameters that name a resource of a class; such a route must say how its access is decided. */
-const RESOURCE_PARAM = /:(classId|taskId|fileKey)\b/;
+const RESOURCE_PARAM = /:(classId|taskId|submissionId|attachmentId|fileKey)\b/;
+/** The scope of a route is that of its first resource parameter (`/tasks/:taskId/submissions/:id`: task). */
 const SCOPE_OF_PARAM: Record<string, RouteAccessRule['scope']> = {
   classId: 'class',
   taskId: 'task',
+  submissionId: 'submission',
+  attachmentId: 'attachment',
   fileKey: 'file',
 };
 const GUARD_OF_SCOPE: Partial<Record<RouteAccessRule['scope'], unknown>> = {
   class: ClassRoleGuard,
   task: TaskAccessGuard,
+  submission: TaskItemAccessGuard,
+  attachment: TaskItemAccessGuard,
 };
 
 const joinPath = (...parts: string[]): string =>
@@ -129,7 +135,7 @@ describe('one access path', () => {
         .filter((route) => route.rule)
         .map((route) => {
           const responses = paths[route.path.replace(/:(\w+)/g, '{$1}')]?.[route.method]?.responses ?? {};
-          const uuidParam = /:(classId|taskId)\b/.test(route.path);
+          const uuidParam = /:(classId|taskId|submissionId|attachmentId)\b/.test(route.path);
           return [
             label(route),
             responses['403']?.description?.includes('FORBIDDEN') ?? false,
@@ -146,6 +152,7 @@ describe('one access path', () => {
         ['/tasks/{taskId}/submissions/me', 'put'],
         ['/tasks/{taskId}/submissions/me/attachments', 'post'],
         ['/tasks/{taskId}/submissions/me/attachments/{attachmentId}', 'delete'],
+        ['/files/attachments/{attachmentId}', 'delete'],
       ]) {
         const forbidden = paths[path][method].responses['403'].description;
         expect(forbidden).toMatch(/LATE_SUBMISSION_CLOSED[\s\S]*TASK_LOCKED/);
@@ -186,6 +193,23 @@ describe('one access path', () => {
       const list = (): Promise<unknown> =>
         ctx.http.get(`/tasks/${taskId}/submissions`).set('Authorization', cls.owner.auth).expect(200);
       expect(await accessStatements(list)).toBe(1);
+    });
+
+    it('asks once on the routes keyed by a submission or an attachment alone', async () => {
+      const attachmentId = (await uploadSubmissionAttachment(ctx, taskId, cls.member)).id;
+      const [{ id: submissionId }] = await ctx.db.query(
+        `SELECT id FROM submissions WHERE task_id = $1 AND user_id = $2`,
+        [taskId, cls.member.id],
+      );
+      const read = (): Promise<unknown> =>
+        ctx.http.get(`/submissions/${submissionId}`).set('Authorization', cls.member.auth).expect(200);
+      expect(await accessStatements(read)).toBe(1);
+      const remove = (): Promise<unknown> =>
+        ctx.http
+          .delete(`/files/attachments/${attachmentId}`)
+          .set('Authorization', cls.member.auth)
+          .expect(204);
+      expect(await accessStatements(remove)).toBe(1);
     });
 
     it('keeps GET /tasks/:taskId at one statement (access folded into it)', async () => {

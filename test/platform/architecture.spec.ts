@@ -25,6 +25,7 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   database: ['config'],
   access: [],
   ai: [],
+  attachments: ['access', 'submissions', 'tasks'],
   auth: ['mail', 'notifications', 'settings', 'users'],
   classes: ['access', 'files'],
   cli: ['files', 'schools', 'settings', 'users'],

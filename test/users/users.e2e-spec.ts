@@ -15,7 +15,7 @@ import {
   userShape,
   UUID_PATTERN,
 } from '../utils/accounts';
-import { createSchool, createUser, TEST_PASSWORD, TestUser } from '../utils/users';
+import { createSchool, createUser, newSession, TEST_PASSWORD, TestUser } from '../utils/users';
 
 /** The logged-in user's own account: profile, password, e-mail address; and the public schools listing. */
 describe('users', () => {
@@ -192,16 +192,18 @@ describe('users', () => {
     const change = (user: TestUser, body: object) =>
       ctx.http.patch('/users/me/password').set('Authorization', user.auth).send(body);
 
-    it('answers {token, user}; older tokens stop working and only the new password logs in', async () => {
+    it('answers {token, user}; other sessions end, the caller’s goes on, only the new password logs in', async () => {
       const user = await createUser(ctx);
+      const otherSession = await newSession(ctx, user);
       const res = await change(user, { currentPassword: TEST_PASSWORD, newPassword: 'a changed password' });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ token: expect.any(String), user: userShape(user.email, { id: user.id }) });
       expect(decodeJwt(res.body.token).payload.ver).toBe(1);
 
-      const old = await get(user);
-      expect(old.status).toBe(401);
-      expect(old.body).toEqual(apiError('UNAUTHORIZED'));
+      const other = await get(otherSession);
+      expect(other.status).toBe(401);
+      expect(other.body).toEqual(apiError('UNAUTHORIZED'));
+      await get(user).expect(200);
       await get({ auth: `Bearer ${res.body.token}` }).expect(200);
 
       const oldLogin = await ctx.http

@@ -4,11 +4,11 @@ import { CapturedMail, SmtpCapture, startSmtpCapture } from '../fakes/smtp-serve
 import { ISO_TIMESTAMP, UUID_PATTERN } from './expect';
 import { beforeAllTests, createTestApp, lateBound, TestApp } from './test-app';
 
-/** Links of account mails (CONTRACT §3), relative to APP_URL. */
+/** Links of account mails (CONTRACT §3), relative to APP_URL; the e-mail change one is the web client's page. */
 export const MAIL_LINK = {
   registration: '/register/complete',
   reset: '/reset-password',
-  emailChange: '/email/confirm',
+  emailChange: '/settings/verify-email',
 } as const;
 
 /** The token of the link to `path` in the plain-text part of a mail; fails the test when absent. */

@@ -64,3 +64,10 @@ export async function createSchool(
   const [row] = await ctx.db.query(`INSERT INTO schools (name) VALUES ($1) RETURNING id`, [name]);
   return { id: row.id, name };
 }
+
+/** Logs `user` in again (POST /auth/login with TEST_PASSWORD): the same user with the token of a new session. */
+export async function newSession(ctx: TestApp, user: TestUser): Promise<TestUser> {
+  const res = await ctx.http.post('/auth/login').send({ email: user.email, password: TEST_PASSWORD });
+  if (res.status !== 200) throw new Error(`login answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return { ...user, token: res.body.token, auth: `Bearer ${res.body.token}` };
+}

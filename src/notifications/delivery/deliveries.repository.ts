@@ -184,13 +184,18 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Queues a TEST event through `userId`'s preference for `channel` (paused or not); null without one.
+   * Queues a TEST event through `userId`'s preference for `channel` (paused or not); null without one. EMAIL
+   * without a saved preference is the account address, as dispatch and the preference list have it.
    */
   queueTest(userId: string, channel: NotificationChannelName): Promise<DeliveryLogRow | null> {
     return one<DeliveryLogRow>(
       this.dataSource,
       `INSERT INTO notification_deliveries AS d (user_id, type, channel, address)
        SELECT user_id, '${TEST_EVENT}', channel, address FROM notification_prefs WHERE user_id = $1 AND channel = $2
+       UNION ALL
+       SELECT u.id, '${TEST_EVENT}', 'EMAIL', u.email FROM users u
+        WHERE u.id = $1 AND $2 = 'EMAIL'
+          AND NOT EXISTS (SELECT 1 FROM notification_prefs p WHERE p.user_id = $1 AND p.channel = 'EMAIL')
        RETURNING ${LOG_COLUMNS}`,
       [userId, channel],
     );

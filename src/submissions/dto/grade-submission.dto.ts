@@ -1,4 +1,4 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { MaxDecimals } from '../../common/validation/validators';
 import { IsBoolean, IsNumber, IsOptional, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 
@@ -37,4 +37,11 @@ export class GradeSubmissionDto {
   @ValidateIf((_dto, value) => value !== undefined)
   @IsBoolean()
   isExemplary?: boolean;
+}
+
+/** Body of PATCH …/exemplary: the flag alone. */
+export class MarkExemplaryDto {
+  @ApiProperty({ description: 'true needs a score already given' })
+  @IsBoolean()
+  isExemplary: boolean;
 }

@@ -98,23 +98,24 @@ export class UpdateTaskDto extends TaskFieldsDto {
   @IsString()
   @MaxLength(TITLE_MAX_LENGTH)
   title?: string;
-}
 
-/** Publication takes the fields of PATCH /tasks/:taskId, applied before publishing. */
-export class PublishTaskDto extends UpdateTaskDto {}
-
-export class CreateDraftDto extends UpdateTaskDto {
   @ApiPropertyOptional({
     type: String,
     nullable: true,
     maxLength: PARSE_TEXT_MAX_LENGTH,
-    description: 'Free text to parse',
+    description: 'The free text to parse (drafts) or the task was parsed from; null clears',
   })
   @IsOptional()
   @IsString()
   @MaxLength(PARSE_TEXT_MAX_LENGTH)
   sourceText?: string | null;
 }
+
+/** Publication takes the fields of PATCH /tasks/:taskId, applied before publishing. */
+export class PublishTaskDto extends UpdateTaskDto {}
+
+/** A draft takes the fields of PATCH /tasks/:taskId, every one optional. */
+export class CreateDraftDto extends UpdateTaskDto {}
 
 export class UpdateTaskStateDto {
   @ApiPropertyOptional({

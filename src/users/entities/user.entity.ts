@@ -39,9 +39,19 @@ export class User {
   @Column({ type: 'boolean', default: true })
   isActive: boolean;
 
-  /** Bumped by password reset/change: tokens carrying an older version are rejected. */
+  /** Bumped by password reset/change and deactivation: tokens carrying an older version are rejected. */
   @Column({ type: 'integer', default: 0 })
   tokenVersion: number;
+
+  /**
+   * The login token that made the last password change (SHA-256 hex of the token) and its token version: it
+   * stays valid beside the tokens of `tokenVersion`. Null after a reset or deactivation, and before any change.
+   */
+  @Column({ type: 'varchar', nullable: true, select: false })
+  keptTokenHash: string | null;
+
+  @Column({ type: 'integer', nullable: true, select: false })
+  keptTokenVersion: number | null;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;
