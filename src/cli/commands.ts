@@ -1,5 +1,8 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { normalizeEmail } from '../common/validation/email';
+import { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { migrateLocalFiles } from '../files/file-migration';
 import { SchoolsService } from '../schools/schools.service';
 import { SettingsService } from '../settings/settings.service';
 import { UsersService } from '../users/users.service';
@@ -11,7 +14,9 @@ export const USAGE = `Usage: npm run cli -- <command>
   settings:set <key> <value>    store a setting (value read as JSON when it parses, else as text)
   settings:get [key]            show one setting, or all
   users:deactivate <email>      deactivate an account (its login tokens stop working at once)
-  users:activate <email>        activate an account again`;
+  users:activate <email>        activate an account again
+  files:migrate                 copy the files of DATA_DIR/files into the S3 bucket (FILE_STORAGE=s3);
+                                skips those already there, so a stopped run resumes when started again`;
 
 /** A wrong invocation: the CLI prints the usage with it. */
 export class UsageError extends Error {}
@@ -65,6 +70,10 @@ export function parseCommand(argv: string[]): Command {
       const active = command === 'users:activate';
       return (context) => context.get(UsersService).setActive(email, active);
     }
+    case 'files:migrate':
+      args(rest, 0, 'no arguments');
+      return (context) =>
+        migrateLocalFiles(context.get<AppConfig>(APP_CONFIG), (line) => process.stderr.write(`${line}\n`));
     default:
       throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
   }

@@ -41,7 +41,8 @@ describe('loadConfig', () => {
         maxAttempts: 6,
         retentionDays: 30,
       },
-      uploads: { maxBytes: 20971520 },
+      uploads: { maxBytes: 20971520, quotaBytesPerUser: 1073741824 },
+      fileStorage: { driver: 'local' },
       signedFileUrls: { ttlSeconds: 300 },
       http: { headersTimeoutMs: 20000, requestTimeoutMs: 300000, keepAliveTimeoutMs: 5000 },
       exports: { concurrency: 2, stallTimeoutMs: 60000 },
@@ -145,7 +146,8 @@ describe('loadConfig', () => {
         maxAttempts: 2,
         retentionDays: 7,
       },
-      uploads: { maxBytes: 1024 },
+      uploads: { maxBytes: 1024, quotaBytesPerUser: 1073741824 },
+      fileStorage: { driver: 'local' },
       http: { headersTimeoutMs: 1000, requestTimeoutMs: 2000, keepAliveTimeoutMs: 3000 },
       exports: { concurrency: 4, stallTimeoutMs: 500 },
     });
@@ -196,6 +198,8 @@ describe('documented variables', () => {
           CAPTCHA_SECRET: 'secret',
           SMTP_URL: 'smtp://127.0.0.1:25',
           TELEGRAM_BOT_TOKEN: 'token',
+          FILE_STORAGE: 's3',
+          S3_BUCKET: 'files',
         }),
       ]);
       const root = join(__dirname, '..', '..');

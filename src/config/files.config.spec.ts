@@ -6,6 +6,41 @@ describe('filesConfig', () => {
     expect(filesConfig({ UPLOAD_MAX_BYTES: ' 1024 ' }).uploads.maxBytes).toBe(1024);
   });
 
+  it('stores locally with a 1 GiB quota by default; 0 turns the quota off', () => {
+    expect(filesConfig({})).toEqual({
+      uploads: { maxBytes: 20 * 1024 * 1024, quotaBytesPerUser: 1024 ** 3 },
+      fileStorage: { driver: 'local' },
+      signedFileUrls: { ttlSeconds: 300 },
+    });
+    expect(filesConfig({ STORAGE_QUOTA_BYTES_PER_USER: '0' }).uploads.quotaBytesPerUser).toBe(0);
+  });
+
+  it('reads the S3 settings', () => {
+    expect(
+      filesConfig({
+        FILE_STORAGE: 's3',
+        S3_BUCKET: 'files',
+        S3_ENDPOINT: 'http://127.0.0.1:9000/',
+        S3_ACCESS_KEY_ID: 'id',
+        S3_SECRET_ACCESS_KEY: 'secret',
+        S3_FORCE_PATH_STYLE: 'true',
+      }).fileStorage,
+    ).toEqual({
+      driver: 's3',
+      s3: {
+        bucket: 'files',
+        region: 'us-east-1',
+        endpoint: 'http://127.0.0.1:9000',
+        credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
+        forcePathStyle: true,
+      },
+    });
+    expect(filesConfig({ FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_REGION: 'auto' }).fileStorage).toEqual({
+      driver: 's3',
+      s3: { bucket: 'files', region: 'auto', endpoint: null, credentials: null, forcePathStyle: false },
+    });
+  });
+
   it('gives signed file URLs 300 s by default', () => {
     expect(filesConfig({}).signedFileUrls.ttlSeconds).toBe(300);
     expect(filesConfig({ FILE_URL_TTL_SECONDS: '1' }).signedFileUrls.ttlSeconds).toBe(1);
@@ -13,6 +48,12 @@ describe('filesConfig', () => {
 
   itRejects(filesConfig, [
     ['UPLOAD_MAX_BYTES', { UPLOAD_MAX_BYTES: '20MB' }],
+    ['STORAGE_QUOTA_BYTES_PER_USER', { STORAGE_QUOTA_BYTES_PER_USER: '-1' }],
+    ['FILE_STORAGE', { FILE_STORAGE: 'nfs' }],
+    ['S3_BUCKET', { FILE_STORAGE: 's3' }],
+    ['S3_ENDPOINT', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_ENDPOINT: 'ftp://host' }],
+    ['S3_ACCESS_KEY_ID', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_ACCESS_KEY_ID: 'id' }],
+    ['S3_FORCE_PATH_STYLE', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_FORCE_PATH_STYLE: 'maybe' }],
     ['FILE_URL_TTL_SECONDS', { FILE_URL_TTL_SECONDS: '0' }],
     ['FILE_URL_TTL_SECONDS', { FILE_URL_TTL_SECONDS: '86401' }],
   ]);

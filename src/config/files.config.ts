@@ -1,18 +1,59 @@
-import { Env, int } from './env';
+import { bool, ConfigError, Env, int, optional, str, url } from './env';
 
 /**
- * Attachments, stored under `DATA_DIR/files`.
+ * Attachments: where they are stored, how large they may be, how much one user may store.
  * - `UPLOAD_MAX_BYTES` (`20971520`, 20 MiB): larger uploads answer 413.
+ * - `FILE_STORAGE` (`local`): `local` (under `DATA_DIR/files`) or `s3` (an S3-compatible bucket: AWS S3,
+ *   MinIO, Ceph/RGW, Cloudflare R2).
+ * - `S3_BUCKET` (required with `s3`), `S3_REGION` (`us-east-1`; R2 takes `auto`), `S3_ENDPOINT` (unset: AWS),
+ *   `S3_ACCESS_KEY_ID` and `S3_SECRET_ACCESS_KEY` (unset: the SDK's default credential chain, both or
+ *   neither), `S3_FORCE_PATH_STYLE` (`false`; MinIO and Ceph usually need `true`).
+ * - `STORAGE_QUOTA_BYTES_PER_USER` (`1073741824`, 1 GiB; `0` = none): a user's task and submission files.
  * - `FILE_URL_TTL_SECONDS` (`300`): lifetime of a signed file URL (`GET /files/:fileKey/url`).
  */
 export interface FilesConfig {
-  uploads: { maxBytes: number };
+  uploads: { maxBytes: number; quotaBytesPerUser: number };
+  fileStorage: { driver: 'local' } | { driver: 's3'; s3: S3StorageConfig };
   signedFileUrls: { ttlSeconds: number };
 }
 
-export function filesConfig(env: Env): FilesConfig {
+export interface S3StorageConfig {
+  bucket: string;
+  region: string;
+  endpoint: string | null;
+  /** Null: the SDK's default credential chain (environment, profile, instance role). */
+  credentials: { accessKeyId: string; secretAccessKey: string } | null;
+  forcePathStyle: boolean;
+}
+
+function s3StorageConfig(env: Env): S3StorageConfig {
+  const bucket = optional(env, 'S3_BUCKET');
+  if (bucket === null) throw new ConfigError('S3_BUCKET', 'is required when FILE_STORAGE=s3');
+  const accessKeyId = optional(env, 'S3_ACCESS_KEY_ID');
+  const secretAccessKey = optional(env, 'S3_SECRET_ACCESS_KEY');
+  if ((accessKeyId === null) !== (secretAccessKey === null)) {
+    throw new ConfigError('S3_ACCESS_KEY_ID', 'and S3_SECRET_ACCESS_KEY must be set together');
+  }
   return {
-    uploads: { maxBytes: int(env, 'UPLOAD_MAX_BYTES', 20 * 1024 * 1024, 1) },
+    bucket,
+    region: str(env, 'S3_REGION', 'us-east-1'),
+    endpoint: url(env, 'S3_ENDPOINT', null, ['http:', 'https:']),
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null,
+    forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', false),
+  };
+}
+
+export function filesConfig(env: Env): FilesConfig {
+  const driver = str(env, 'FILE_STORAGE', 'local');
+  if (driver !== 'local' && driver !== 's3') {
+    throw new ConfigError('FILE_STORAGE', `must be "local" or "s3", got "${driver}"`);
+  }
+  return {
+    uploads: {
+      maxBytes: int(env, 'UPLOAD_MAX_BYTES', 20 * 1024 * 1024, 1),
+      quotaBytesPerUser: int(env, 'STORAGE_QUOTA_BYTES_PER_USER', 1024 ** 3, 0),
+    },
+    fileStorage: driver === 's3' ? { driver, s3: s3StorageConfig(env) } : { driver },
     // A day at most: the URL is a bearer credential for the file and cannot be revoked.
     signedFileUrls: { ttlSeconds: int(env, 'FILE_URL_TTL_SECONDS', 300, 1, 86_400) },
   };

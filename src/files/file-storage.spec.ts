@@ -20,6 +20,9 @@ class RecordingStorage extends FileStorage {
   removeIncomplete(): Promise<number> {
     throw new Error('not used');
   }
+  protected probe(): Promise<void> {
+    throw new Error('not used');
+  }
   async remove(keys: readonly string[]): Promise<void> {
     this.calls.push([...keys]);
     if (this.failing.includes(this.calls.length)) throw new Error('disk gone');

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
 import { RunningJobs } from '../common/jobs/running-jobs';
 import { FileStorage } from './file-storage';
+import { FilesRepository } from './files.repository';
 
 /**
  * What the sweep leaves alone: anything written to within the last hour may belong to an upload in flight
@@ -27,14 +28,16 @@ export interface SweepOptions {
 export interface SweepResult {
   /** Incomplete uploads removed. */
   incomplete: number;
+  /** Quota reservations of uploads a crash ended. */
+  reservations: number;
   /** Stored objects looked at, and those removed for having no row. */
   scanned: number;
   orphans: number;
 }
 
 /**
- * Removes what a crash leaves in the file storage: incomplete uploads, and stored files without an
- * attachment row (stored, then the process died before the row was written; or a row deleted, then the
+ * Removes what a crash leaves in the file storage: incomplete uploads, quota reservations, and stored files
+ * without an attachment row (stored, then the process died before the row was written; or a row deleted, then the
  * process died before its file was). At start and hourly, a bounded pass each time, continuing where the
  * last pass of this instance stopped. Only what is older than SWEEP_GRACE_MS goes.
  */
@@ -48,6 +51,7 @@ export class FileSweeper implements OnApplicationBootstrap {
   constructor(
     @InjectDataSource() dataSource: DataSource,
     private readonly storage: FileStorage,
+    private readonly files: FilesRepository,
     private readonly jobs: RunningJobs,
   ) {
     this.databaseUrl = (dataSource.options as PostgresConnectionOptions).url!;
@@ -87,6 +91,7 @@ export class FileSweeper implements OnApplicationBootstrap {
       const before = new Date(Date.now() - graceMs);
       const result: SweepResult = {
         incomplete: await this.storage.removeIncomplete(before, pageSize),
+        reservations: await this.files.deleteStaleReservations(before),
         scanned: 0,
         orphans: 0,
       };

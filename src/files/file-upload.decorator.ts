@@ -1,16 +1,24 @@
 import { applyDecorators, UseInterceptors } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
-import { ApiBody, ApiConsumes, ApiPayloadTooLargeResponse } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiForbiddenResponse,
+  ApiPayloadTooLargeResponse,
+  ApiServiceUnavailableResponse,
+} from '@nestjs/swagger';
 import { ErrorResponse } from '../common/errors/error.response';
+import { StorageQuotaInterceptor } from './storage-quota';
 
 /**
  * An upload route: one multipart part `file`, streamed to storage by the shared multer setup (read it with
- * `@UploadedFile()`), documented for OpenAPI with its 413. Check access with a guard beside it
- * (`@TaskRoute`): guards run before this interceptor, so a refused caller stores nothing.
+ * `@UploadedFile()`) once the caller's quota holds the declared size, documented for OpenAPI with its 403,
+ * 413 and 503. Check access with a guard beside it (`@TaskRoute`): guards run before these interceptors, so a
+ * refused caller stores nothing.
  */
 export const FileUpload = (): MethodDecorator =>
   applyDecorators(
-    UseInterceptors(FileInterceptor('file')),
+    UseInterceptors(StorageQuotaInterceptor, FileInterceptor('file')),
     ApiConsumes('multipart/form-data'),
     ApiBody({
       schema: {
@@ -22,5 +30,13 @@ export const FileUpload = (): MethodDecorator =>
     ApiPayloadTooLargeResponse({
       type: ErrorResponse,
       description: 'PAYLOAD_TOO_LARGE: file larger than UPLOAD_MAX_BYTES',
+    }),
+    ApiForbiddenResponse({
+      type: ErrorResponse,
+      description: 'QUOTA_EXCEEDED: the upload would pass STORAGE_QUOTA_BYTES_PER_USER (nothing stored)',
+    }),
+    ApiServiceUnavailableResponse({
+      type: ErrorResponse,
+      description: 'STORAGE_UNAVAILABLE: the file storage failed or did not answer (nothing stored)',
     }),
   );

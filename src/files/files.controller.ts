@@ -6,6 +6,7 @@ import {
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiServiceUnavailableResponse,
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
@@ -38,6 +39,10 @@ const FileBytes = (): MethodDecorator =>
       description:
         'The bytes, with the stored Content-Type, Content-Disposition (UTF-8 filename*) and Content-Length',
       content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+    }),
+    ApiServiceUnavailableResponse({
+      type: ErrorResponse,
+      description: 'STORAGE_UNAVAILABLE: the file storage failed or did not answer',
     }),
   );
 

@@ -13,13 +13,18 @@ import { FileUrlSigner } from './file-url-signer';
 import { FilesService } from './files.service';
 import { LocalFileStorage } from './local-file-storage';
 import { fileStorageEngine } from './multer-storage.engine';
+import { S3FileStorage, s3Client } from './s3-file-storage';
+import { StorageQuota } from './storage-quota';
 
 @Module({
   providers: [
     {
       provide: FileStorage,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig): FileStorage => new LocalFileStorage(join(config.dataDir, 'files')),
+      useFactory: ({ fileStorage, dataDir }: AppConfig): FileStorage =>
+        fileStorage.driver === 's3'
+          ? new S3FileStorage(s3Client(fileStorage.s3), fileStorage.s3.bucket)
+          : new LocalFileStorage(join(dataDir, 'files')),
     },
   ],
   exports: [FileStorage],
@@ -27,9 +32,9 @@ import { fileStorageEngine } from './multer-storage.engine';
 export class FileStorageModule {}
 
 /**
- * File storage and the multer setup every upload route shares (`FileInterceptor('file')`):
- * one file part, `UPLOAD_MAX_BYTES` limit, UTF-8 file names. Also the download route GET /files/:fileKey and
- * the sweep of what crashes leave in the storage.
+ * File storage and what every upload route shares (`@FileUpload()`): the storage quota, and the multer setup
+ * of one file part, `UPLOAD_MAX_BYTES` limit, UTF-8 file names. Also the download route GET /files/:fileKey
+ * and the sweep of what crashes leave in the storage.
  */
 @Module({
   imports: [
@@ -47,7 +52,7 @@ export class FileStorageModule {}
     }),
   ],
   controllers: [FilesController],
-  providers: [FilesRepository, FilesService, FileUrlSigner, FileSweeper, RunningJobs],
-  exports: [FileStorageModule, MulterModule],
+  providers: [FilesRepository, FilesService, FileUrlSigner, FileSweeper, RunningJobs, StorageQuota],
+  exports: [FileStorageModule, MulterModule, StorageQuota],
 })
 export class FilesModule {}

@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { one } from '../database/sql';
+import { affected, one } from '../database/sql';
+
+/** Namespace of the per-user advisory locks of the quota check (two-key form: apart from one-key locks). */
+const QUOTA_LOCK_NAMESPACE = 7_231_018;
 
 export interface StoredFileRow {
   task_id: string;
@@ -29,5 +32,39 @@ export class FilesRepository {
         WHERE sa.file_key = $1`,
       [fileKey],
     );
+  }
+
+  /**
+   * Reserves `bytes` against `userId`'s quota and answers the reservation's id, or null when the user's
+   * files, their reservations newer than `liveSince` and `bytes` would pass `quotaBytes`. A per-user
+   * transaction lock makes concurrent uploads of one user check one after the other.
+   */
+  reserveStorage(userId: string, bytes: number, quotaBytes: number, liveSince: Date): Promise<string | null> {
+    return this.dataSource.transaction(async (manager) => {
+      await one(manager, 'SELECT pg_advisory_xact_lock($1, hashtext($2))', [QUOTA_LOCK_NAMESPACE, userId]);
+      const reservation = await one<{ id: string }>(
+        manager,
+        `INSERT INTO storage_reservations (user_id, bytes)
+         SELECT $1, $2::bigint
+          WHERE COALESCE((SELECT sum(size_bytes) FROM task_attachments WHERE uploaded_by = $1), 0)
+              + COALESCE((SELECT sum(sa.size_bytes) FROM submission_attachments sa
+                            JOIN submissions s ON s.id = sa.submission_id WHERE s.user_id = $1), 0)
+              + COALESCE((SELECT sum(bytes) FROM storage_reservations
+                           WHERE user_id = $1 AND created_at > $4), 0)
+              + $2::bigint <= $3::bigint
+         RETURNING id`,
+        [userId, bytes, quotaBytes, liveSince],
+      );
+      return reservation?.id ?? null;
+    });
+  }
+
+  async releaseStorage(reservationId: string): Promise<void> {
+    await affected(this.dataSource, 'DELETE FROM storage_reservations WHERE id = $1', [reservationId]);
+  }
+
+  /** Deletes reservations a crash left behind (made before `before`); answers how many. */
+  deleteStaleReservations(before: Date): Promise<number> {
+    return affected(this.dataSource, 'DELETE FROM storage_reservations WHERE created_at < $1', [before]);
   }
 }

@@ -65,6 +65,7 @@ export class FilesService {
     try {
       stream = await this.storage.read(fileKey);
     } catch (error) {
+      if (error instanceof AppError) throw error;
       this.logger.error({ err: error, fileKey }, 'Attachment row without a readable file');
       throw AppError.notFound('File');
     }

@@ -1,13 +1,18 @@
 import { Logger } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
-import { chmodSync, createReadStream, createWriteStream, mkdirSync } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { chmodSync, constants, createReadStream, createWriteStream, mkdirSync } from 'node:fs';
+import { access, lstat, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { FileStorage, FileTooLargeError, StoredFile, StoredObject } from './file-storage';
+import {
+  FILE_KEY_PATTERN,
+  FileStorage,
+  newFileKey,
+  SizeLimiter,
+  StoredFile,
+  StoredObject,
+} from './file-storage';
 
-const KEY_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;
 /** The sub-folders files are spread over: the first two characters of their keys. */
 const PREFIX_PATTERN = /^[A-Za-z0-9_-]{2}$/;
 /** Uploads being received, under the root so that the final rename stays on one filesystem. */
@@ -59,18 +64,11 @@ export class LocalFileStorage extends FileStorage {
   }
 
   async put(source: Readable, maxBytes: number): Promise<StoredFile> {
-    const key = randomBytes(24).toString('base64url');
+    const key = newFileKey();
     const path = this.pathOf(key);
     const partial = join(this.incomplete, `${key}${INCOMPLETE_SUFFIX}`);
     await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIRECTORY });
-    let sizeBytes = 0;
-    const limiter = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        sizeBytes += chunk.length;
-        if (sizeBytes > maxBytes) callback(new FileTooLargeError());
-        else callback(null, chunk);
-      },
-    });
+    const limiter = new SizeLimiter(maxBytes);
     // flush: the bytes are on the disk before the rename shows them under their key.
     const writer = createWriteStream(partial, { flags: 'wx', mode: PRIVATE_FILE, flush: true });
     try {
@@ -84,7 +82,7 @@ export class LocalFileStorage extends FileStorage {
       await Promise.all([rm(partial, { force: true }), rm(path, { force: true })]);
       throw error;
     }
-    return { key, sizeBytes };
+    return { key, sizeBytes: limiter.bytes };
   }
 
   async read(key: string): Promise<Readable> {
@@ -95,7 +93,7 @@ export class LocalFileStorage extends FileStorage {
 
   async remove(keys: readonly string[]): Promise<void> {
     await Promise.all(
-      keys.filter((key) => KEY_PATTERN.test(key)).map((key) => rm(this.pathOf(key), { force: true })),
+      keys.filter((key) => FILE_KEY_PATTERN.test(key)).map((key) => rm(this.pathOf(key), { force: true })),
     );
   }
 
@@ -107,7 +105,8 @@ export class LocalFileStorage extends FileStorage {
       if (after !== undefined && prefix < after.slice(0, 2)) continue;
       let keys = (await entriesOf(join(this.root, prefix)))
         .filter(
-          (key) => KEY_PATTERN.test(key) && key.startsWith(prefix) && (after === undefined || key > after),
+          (key) =>
+            FILE_KEY_PATTERN.test(key) && key.startsWith(prefix) && (after === undefined || key > after),
         )
         .sort();
       while (keys.length > 0 && found.length < limit) {
@@ -116,7 +115,7 @@ export class LocalFileStorage extends FileStorage {
         // A file gone since the folder was read was removed meanwhile: nothing to sweep.
         const stats = await Promise.all(batch.map((key) => stat(this.pathOf(key)).catch(() => null)));
         batch.forEach((key, i) => {
-          if (stats[i]?.isFile()) found.push({ key, modifiedAt: stats[i].mtime });
+          if (stats[i]?.isFile()) found.push({ key, sizeBytes: stats[i].size, modifiedAt: stats[i].mtime });
         });
       }
       if (found.length === limit) break;
@@ -137,8 +136,12 @@ export class LocalFileStorage extends FileStorage {
     return removed;
   }
 
+  protected async probe(): Promise<void> {
+    await access(this.incomplete, constants.W_OK);
+  }
+
   private pathOf(key: string): string {
-    if (!KEY_PATTERN.test(key)) throw new Error('Invalid file key');
+    if (!FILE_KEY_PATTERN.test(key)) throw new Error('Invalid file key');
     return join(this.root, key.slice(0, 2), key);
   }
 }

@@ -1,6 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { FileStorageModule } from '../files/files.module';
 import { HealthController } from './health.controller';
 
-@Module({ imports: [TerminusModule.forRoot({ logger: false })], controllers: [HealthController] })
+@Module({
+  imports: [TerminusModule.forRoot({ logger: false }), FileStorageModule],
+  controllers: [HealthController],
+})
 export class HealthModule {}

@@ -25,7 +25,11 @@ export class TaskAttachmentsService {
    * The file is already stored when this runs; it is removed again unless its row is written. `access` comes
    * from the route's `@TaskManagerRoute()`, as for `remove`.
    */
-  async add({ taskId }: TaskAccess, file: UploadedFileInfo | undefined): Promise<TaskAttachmentResponse> {
+  async add(
+    { taskId }: TaskAccess,
+    userId: string,
+    file: UploadedFileInfo | undefined,
+  ): Promise<TaskAttachmentResponse> {
     try {
       if (!file) throw AppError.validation('file is required (multipart field "file")');
       const { originalName, mimeType } = uploadMetadata(file);
@@ -36,7 +40,7 @@ export class TaskAttachmentsService {
           throw AppError.validation(`A task has at most ${ATTACHMENTS_PER_TASK_MAX} attachments`);
         }
         const stored = { fileKey: file.key, originalName, mimeType, sizeBytes: file.size };
-        return this.tasks.addAttachment(manager, taskId, stored);
+        return this.tasks.addAttachment(manager, taskId, userId, stored);
       });
       return toAttachmentResponse(attachment);
     } catch (error) {

@@ -166,9 +166,10 @@ export class TasksController {
   })
   addAttachment(
     @CurrentAccess() access: TaskAccess,
+    @CurrentUser() user: AuthUser,
     @UploadedFile() file: UploadedFileInfo | undefined,
   ): Promise<TaskAttachmentResponse> {
-    return this.attachments.add(access, file);
+    return this.attachments.add(access, user.id, file);
   }
 
   @Delete(':taskId/attachments/:attachmentId')

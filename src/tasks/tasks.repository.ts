@@ -438,10 +438,10 @@ export class TasksRepository {
     return entityManager(db).count(TaskAttachment, { where: { taskId } });
   }
 
-  addAttachment(db: Db, taskId: string, file: NewAttachment): Promise<TaskAttachment> {
+  addAttachment(db: Db, taskId: string, uploadedBy: string, file: NewAttachment): Promise<TaskAttachment> {
     const entities = entityManager(db);
     return entities.save(
-      entities.create(TaskAttachment, { taskId, ...file, sizeBytes: String(file.sizeBytes) }),
+      entities.create(TaskAttachment, { taskId, uploadedBy, ...file, sizeBytes: String(file.sizeBytes) }),
     );
   }
 

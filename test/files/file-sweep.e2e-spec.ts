@@ -63,8 +63,15 @@ describe('sweep of the file storage', () => {
     const recentOrphan = plantFile(RECENT_MS);
     const stalePartial = plantPartial(2 * HOUR_MS);
     const recentPartial = plantPartial(RECENT_MS);
+    // Quota reservations: one a crash left two hours ago, one of an upload in flight.
+    await ctx.db.query(
+      `INSERT INTO storage_reservations (user_id, bytes, created_at)
+       VALUES ($1, 10, now() - interval '2 hours'), ($1, 20, now())`,
+      [member.id],
+    );
 
-    expect(await sweeper.sweep()).toEqual({ incomplete: 1, scanned: 4, orphans: 1 });
+    expect(await sweeper.sweep()).toEqual({ incomplete: 1, reservations: 1, scanned: 4, orphans: 1 });
+    expect(await ctx.db.query(`SELECT bytes::int FROM storage_reservations`)).toEqual([{ bytes: 20 }]);
     expect(existsSync(pathOf(orphan))).toBe(false);
     expect(existsSync(stalePartial)).toBe(false);
     for (const path of [

@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import {
   apiError,
   ISO_TIMESTAMP,
@@ -13,14 +11,7 @@ import {
   UUID_PATTERN,
 } from '../utils/accounts';
 import { parseSettingValue, runCommand, UsageError } from '../../src/cli/commands';
-
-const ROOT = join(__dirname, '..', '..');
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { CliResult, runCli } from '../utils/cli';
 
 /**
  * The operator CLI as a child process against the test database. Each call starts a process (a few seconds
@@ -41,24 +32,7 @@ describe('operator CLI', () => {
   });
 
   const cliWith = (env: Record<string, string>, ...args: string[]): Promise<CliResult> =>
-    new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        ['-r', 'ts-node/register/transpile-only', 'src/cli/main.ts', ...args],
-        {
-          cwd: ROOT,
-          env: {
-            ...process.env,
-            NODE_ENV: 'test',
-            DATABASE_URL: ctx.databaseUrl,
-            DATA_DIR: ctx.dataDir,
-            ...env,
-          },
-          timeout: 180_000,
-        },
-        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+    runCli(ctx, env, ...args);
   const cli = (...args: string[]): Promise<CliResult> => cliWith({}, ...args);
   const json = (result: CliResult): unknown => {
     expect(result).toMatchObject({ code: 0, stderr: '' });

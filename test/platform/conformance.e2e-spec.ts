@@ -488,9 +488,9 @@ describe('Conformance', () => {
     it('/health documents the body it answers', async () => {
       const health = paths['/health'].get;
       const { body } = await ctx.http.get('/health').expect(200);
-      expect(body).toEqual({ status: 'ok' });
+      expect(body).toEqual({ status: 'ok', storage: 'ok' });
       expect(health.responses['200'].content?.['application/json'].schema).toEqual({
-        $ref: '#/components/schemas/HealthStatusResponse',
+        $ref: '#/components/schemas/ReadinessResponse',
       });
       expect(health.responses['503'].content?.['application/json'].schema).toEqual({
         $ref: '#/components/schemas/ErrorResponse',

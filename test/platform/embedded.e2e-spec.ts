@@ -68,7 +68,7 @@ async function startService(dataDir: string): Promise<RunningService> {
   while (Date.now() < deadline && !exitedEarly) {
     const res = await fetch(`http://127.0.0.1:${port}/health`).catch(() => null);
     if (res?.status === 200) {
-      expect(await res.json()).toEqual({ status: 'ok' });
+      expect(await res.json()).toEqual({ status: 'ok', storage: 'ok' });
       return { ...service, port };
     }
     await new Promise((resolve) => setTimeout(resolve, 200));

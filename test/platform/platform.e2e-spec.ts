@@ -19,7 +19,7 @@ describe('platform', () => {
 
   describe('health and documentation', () => {
     it('answers /health and /health/live', async () => {
-      await ctx.http.get('/health').expect(200, { status: 'ok' });
+      await ctx.http.get('/health').expect(200, { status: 'ok', storage: 'ok' });
       await ctx.http.get('/health/live').expect(200, { status: 'ok' });
     });
 
@@ -311,7 +311,7 @@ describe('platform with CORS_ORIGINS set and a database that goes away', () => {
   });
 
   it('answers /health with 503 while the database refuses connections, and 200 once it is back', async () => {
-    await ctx.http.get('/health').expect(200, { status: 'ok' });
+    await ctx.http.get('/health').expect(200, { status: 'ok', storage: 'ok' });
     await admin.query(`ALTER DATABASE "${database}" WITH ALLOW_CONNECTIONS false`);
     await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [
       database,
@@ -324,7 +324,7 @@ describe('platform with CORS_ORIGINS set and a database that goes away', () => {
     await ctx.http.get('/health/live').expect(200, { status: 'ok' });
 
     await admin.query(`ALTER DATABASE "${database}" WITH ALLOW_CONNECTIONS true`);
-    await ctx.http.get('/health').expect(200, { status: 'ok' });
+    await ctx.http.get('/health').expect(200, { status: 'ok', storage: 'ok' });
   });
 
   it('answers a valid token with 5xx, not 401, while its user cannot be read', async () => {

@@ -1,4 +1,5 @@
 import { readdirSync } from 'node:fs';
+import { FileStorage } from '../../src/files/file-storage';
 import { join } from 'node:path';
 import { TestApp } from './test-app';
 import { TestUser } from './users';
@@ -49,4 +50,10 @@ export function storedFileKeys(ctx: TestApp): string[] {
     return [];
   }
   return folders.flatMap((folder) => readdirSync(join(root, folder)));
+}
+
+/** Keys of every stored file, whichever the driver (local disk or S3 bucket). */
+export async function listStoredKeys(ctx: TestApp): Promise<string[]> {
+  const objects = await ctx.app.get(FileStorage).list(undefined, 10_000);
+  return objects.map((object) => object.key);
 }

@@ -19,6 +19,7 @@ export enum ErrorCode {
   CAPTCHA_FAILED = 'CAPTCHA_FAILED',
   LATE_SUBMISSION_CLOSED = 'LATE_SUBMISSION_CLOSED',
   TASK_LOCKED = 'TASK_LOCKED',
+  QUOTA_EXCEEDED = 'QUOTA_EXCEEDED',
   PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
   RATE_LIMITED = 'RATE_LIMITED',
   INTERNAL_ERROR = 'INTERNAL_ERROR',
@@ -27,6 +28,8 @@ export enum ErrorCode {
   REQUEST_TIMEOUT = 'REQUEST_TIMEOUT',
   /** Readiness check failed (GET /health); not named by the contract. */
   SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE',
+  /** The file storage (disk or S3 bucket) failed or did not answer; not named by the contract. */
+  STORAGE_UNAVAILABLE = 'STORAGE_UNAVAILABLE',
 }
 
 /** Exhaustive: adding a code without a status fails to compile. */
@@ -46,12 +49,14 @@ export const ERROR_STATUS: Record<ErrorCode, HttpStatus> = {
   [ErrorCode.CAPTCHA_FAILED]: HttpStatus.FORBIDDEN,
   [ErrorCode.LATE_SUBMISSION_CLOSED]: HttpStatus.FORBIDDEN,
   [ErrorCode.TASK_LOCKED]: HttpStatus.FORBIDDEN,
+  [ErrorCode.QUOTA_EXCEEDED]: HttpStatus.FORBIDDEN,
   [ErrorCode.PAYLOAD_TOO_LARGE]: HttpStatus.PAYLOAD_TOO_LARGE,
   [ErrorCode.RATE_LIMITED]: HttpStatus.TOO_MANY_REQUESTS,
   [ErrorCode.INTERNAL_ERROR]: HttpStatus.INTERNAL_SERVER_ERROR,
   [ErrorCode.CAPTCHA_UNAVAILABLE]: HttpStatus.SERVICE_UNAVAILABLE,
   [ErrorCode.REQUEST_TIMEOUT]: HttpStatus.REQUEST_TIMEOUT,
   [ErrorCode.SERVICE_UNAVAILABLE]: HttpStatus.SERVICE_UNAVAILABLE,
+  [ErrorCode.STORAGE_UNAVAILABLE]: HttpStatus.SERVICE_UNAVAILABLE,
 };
 
 /** A domain error: services throw it, the global filter maps it to `{error, code}` and the status above. */

@@ -5,4 +5,8 @@ import { StoredAttachment } from '../../files/stored-attachment.entity';
 export class TaskAttachment extends StoredAttachment {
   @Column({ type: 'uuid' })
   taskId: string;
+
+  /** Whose storage quota the file counts to; null once that user is deleted. */
+  @Column({ type: 'uuid', nullable: true })
+  uploadedBy: string | null;
 }

@@ -1,0 +1,198 @@
+#!/usr/bin/env node
+/*
+ * Upload and download of one 20 MiB attachment through each storage driver (CONTRACT §5.8: memory does not
+ * grow with the file size; S3 on loopback within 20 % of the local driver's throughput).
+ *
+ *   node bench/files.js [rounds]      default 3 rounds per driver
+ *
+ * For each driver it starts `node dist/main.js` on a fresh database (`local`: DATA_DIR/files; `s3`: an
+ * s3rver bucket in a child process on 127.0.0.1), warms both routes up with a 1 MiB file, then per
+ * round times POST /tasks/:taskId/attachments of a 20 MiB file (streamed by the client, with Content-Length)
+ * and GET /files/:fileKey to its last byte, sampling the server's VmRSS every 10 ms. It prints the medians
+ * of the times and the largest RSS growth over the warm baseline, and stops everything it started.
+ */
+'use strict';
+const http = require('node:http');
+const { mkdtempSync, rmSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const { join } = require('node:path');
+const { randomBytes } = require('node:crypto');
+const { spawn } = require('node:child_process');
+const { onCleanup, runMain } = require('./lib/cleanup');
+const { createDatabase, withClient } = require('./lib/db');
+const { median } = require('./lib/load');
+const { seedRoster } = require('./lib/seed');
+const { ROOT, buildIfNeeded, rssOf, sleep, startServer } = require('./lib/server');
+const { bearer } = require('./lib/tokens');
+
+const FILE_BYTES = 20 * 1024 * 1024;
+const WRITE_CHUNK = 64 * 1024;
+const RSS_SAMPLE_MS = 10;
+const BUCKET = 'cts-bench';
+const mb = (bytes) => (bytes / 1024 / 1024).toFixed(1);
+
+/** A multipart upload of `content` as the part `file`, written in 64 KiB chunks: { status, body, ms }. */
+function upload(port, path, auth, content) {
+  const boundary = `----ctsbench${randomBytes(8).toString('hex')}`;
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="bench.bin"\r\n` +
+      'Content-Type: application/octet-stream\r\n\r\n',
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        headers: {
+          Authorization: auth,
+          'Content-Type': `multipart/form-data; boundary=${boundary}`,
+          'Content-Length': head.length + content.length + tail.length,
+        },
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode,
+            body: JSON.parse(Buffer.concat(chunks).toString() || 'null'),
+            ms: Number(process.hrtime.bigint() - started) / 1e6,
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    (async () => {
+      req.write(head);
+      for (let offset = 0; offset < content.length; offset += WRITE_CHUNK) {
+        if (!req.write(content.subarray(offset, offset + WRITE_CHUNK))) {
+          await new Promise((drained) => req.once('drain', drained));
+        }
+      }
+      req.end(tail);
+    })().catch(reject);
+  });
+}
+
+/** GET to the last byte: { status, bytes, ms }. */
+function download(port, path, auth) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    http
+      .get({ host: '127.0.0.1', port, path, headers: { Authorization: auth } }, (res) => {
+        let bytes = 0;
+        res.on('data', (chunk) => (bytes += chunk.length));
+        res.on('end', () =>
+          resolve({ status: res.statusCode, bytes, ms: Number(process.hrtime.bigint() - started) / 1e6 }),
+        );
+      })
+      .on('error', reject);
+  });
+}
+
+/** Runs `work` while sampling the server's VmRSS: { result, rssPeak }. */
+async function sampled(pid, work) {
+  let peak = rssOf(pid);
+  const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid) ?? 0)), RSS_SAMPLE_MS);
+  try {
+    const result = await work();
+    return { result, rssPeak: Math.max(peak, rssOf(pid) ?? 0) };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+/**
+ * An s3rver bucket in a child process of its own, as a real store would be: in this process it would share
+ * the event loop with the client writing the upload.
+ */
+async function startBucket() {
+  const directory = mkdtempSync(join(tmpdir(), 'cts-bench-s3-'));
+  const script = `
+    const S3rver = require('s3rver');
+    const http = require('node:http');
+    const s3 = new S3rver({ silent: true, directory: ${JSON.stringify(directory)},
+      configureBuckets: [{ name: ${JSON.stringify(BUCKET)}, configs: [] }] });
+    s3.configureBuckets().then(() => {
+      const server = http.createServer(s3.callback());
+      server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
+    });`;
+  const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  onCleanup(() => {
+    child.kill();
+    rmSync(directory, { recursive: true, force: true });
+  });
+  const port = await new Promise((resolve, reject) => {
+    child.stdout.once('data', (line) => resolve(Number(line.toString().trim())));
+    child.once('exit', (code) => reject(new Error(`s3rver exited with code ${code}`)));
+  });
+  return {
+    FILE_STORAGE: 's3',
+    S3_ENDPOINT: `http://127.0.0.1:${port}`,
+    S3_BUCKET: BUCKET,
+    S3_ACCESS_KEY_ID: 'S3RVER',
+    S3_SECRET_ACCESS_KEY: 'S3RVER',
+    S3_FORCE_PATH_STYLE: 'true',
+  };
+}
+
+async function runDriver(driver, rounds, content) {
+  const db = await createDatabase();
+  const env = driver === 's3' ? await startBucket() : { FILE_STORAGE: 'local' };
+  // The server migrates the new database at start; the seed comes after.
+  const server = await startServer({ databaseUrl: db.url, env });
+  const data = await withClient(db.url, (client) => seedRoster(client, 3));
+  const auth = bearer(data.owner.id);
+  const path = `/tasks/${data.taskId}/attachments`;
+  const warm = await upload(server.port, path, auth, content.subarray(0, 1024 * 1024));
+  if (warm.status !== 201) throw new Error(`warm-up upload answered ${warm.status}`);
+  await download(server.port, warm.body.url, auth);
+  const uploads = [];
+  const downloads = [];
+  let growth = 0;
+  for (let round = 0; round < rounds; round += 1) {
+    await sleep(300);
+    const baseline = rssOf(server.pid);
+    const up = await sampled(server.pid, () => upload(server.port, path, auth, content));
+    if (up.result.status !== 201) throw new Error(`upload answered ${up.result.status}`);
+    const down = await sampled(server.pid, () => download(server.port, up.result.body.url, auth));
+    if (down.result.status !== 200 || down.result.bytes !== FILE_BYTES) {
+      throw new Error(`download answered ${down.result.status} with ${down.result.bytes} bytes`);
+    }
+    uploads.push(up.result.ms);
+    downloads.push(down.result.ms);
+    growth = Math.max(growth, up.rssPeak - baseline, down.rssPeak - baseline);
+  }
+  await server.stop();
+  await db.drop();
+  const upMs = median(uploads);
+  const downMs = median(downloads);
+  return {
+    driver,
+    upMs,
+    downMs,
+    upMbps: FILE_BYTES / 1024 / 1024 / (upMs / 1000),
+    downMbps: FILE_BYTES / 1024 / 1024 / (downMs / 1000),
+    growth,
+  };
+}
+
+runMain(async () => {
+  const rounds = Number(process.argv[2] || 3);
+  buildIfNeeded();
+  const content = randomBytes(FILE_BYTES);
+  const results = [];
+  for (const driver of ['local', 's3']) results.push(await runDriver(driver, rounds, content));
+  const [local] = results;
+  for (const r of results) {
+    console.log(
+      `files ${r.driver}: upload ${r.upMs.toFixed(0)} ms (${r.upMbps.toFixed(0)} MiB/s, ${((r.upMbps / local.upMbps) * 100).toFixed(0)} % of local), ` +
+        `download ${r.downMs.toFixed(0)} ms (${r.downMbps.toFixed(0)} MiB/s, ${((r.downMbps / local.downMbps) * 100).toFixed(0)} % of local), ` +
+        `max RSS growth ${mb(r.growth)} MiB over ${rounds} rounds of ${mb(FILE_BYTES)} MiB`,
+    );
+  }
+});
