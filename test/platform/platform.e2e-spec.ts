@@ -273,7 +273,7 @@ describe('platform', () => {
       const res = await ctx.http.get('/health/live').set('Origin', 'https://client.example');
       expect(res.headers['access-control-allow-origin']).toBe('https://client.example');
       expect(res.headers['access-control-expose-headers']).toBe(
-        'X-Request-Id,Retry-After,Content-Disposition',
+        'X-Request-Id,Retry-After,Content-Disposition,ETag,Idempotent-Replayed',
       );
       const preflight = await ctx.http
         .options('/classes')
