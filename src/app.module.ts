@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessModule } from './access/access.module';
@@ -12,7 +12,6 @@ import { ClassesModule } from './classes/classes.module';
 import { CommentsModule } from './comments/comments.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { DatabaseOutageModule } from './common/errors/database-outage';
-import { EntityTagInterceptor } from './common/http/entity-tags';
 import { AppConfig } from './config/config';
 import { AppConfigModule } from './config/config.module';
 import { buildDataSourceOptions } from './database/typeorm-options';
@@ -62,7 +61,6 @@ export class AppModule {
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         // Global guards run before a route's own: access guards see the authenticated user.
         { provide: APP_GUARD, useClass: JwtAuthGuard },
-        { provide: APP_INTERCEPTOR, useClass: EntityTagInterceptor },
       ],
     };
   }

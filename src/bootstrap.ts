@@ -17,6 +17,7 @@ import { ErrorResponse } from './common/errors/error.response';
 import { createValidationPipe } from './common/errors/validation';
 import { requireReadableBodyType } from './common/http/body-type';
 import { rejectDeepJson } from './common/http/json-depth';
+import { tagJsonAnswers } from './common/http/entity-tags';
 import { answerClientErrors, applyServerTimeouts, loggerOptions, logRequests } from './common/http/logger';
 import { AppConfig } from './config/config';
 import { runMigrationsLocked } from './database/migrate';
@@ -56,6 +57,7 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
   app.use(requireReadableBodyType());
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
   app.use(rejectDeepJson);
+  app.use(tagJsonAnswers);
   app.use(helmet({ contentSecurityPolicy: false, crossOriginResourcePolicy: false }));
   app.enableCors({
     origin: config.corsOrigins,

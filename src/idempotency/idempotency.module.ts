@@ -1,17 +1,18 @@
 import { Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { RunningJobs } from '../common/jobs/running-jobs';
 import { IdempotencyCleanupService } from './idempotency-cleanup.service';
 import { IdempotencyKeysRepository } from './idempotency-keys.repository';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
+import { IdempotentWriteRoutes } from './idempotent-write-routes';
 
-/** `Idempotency-Key` for every authenticated write (a global interceptor), and the clean-up of old keys. */
+/** `Idempotency-Key` for every authenticated write (an interceptor on each write route), and the clean-up of old keys. */
 @Module({
   providers: [
     IdempotencyKeysRepository,
     IdempotencyCleanupService,
     RunningJobs,
-    { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
+    IdempotencyInterceptor,
+    IdempotentWriteRoutes,
   ],
 })
 export class IdempotencyModule {}
