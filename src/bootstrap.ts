@@ -105,6 +105,13 @@ function documentPlatformRules(document: OpenAPIObject): void {
       if (body && 'content' in body && body.content['application/json'] && !operation.responses['413']) {
         operation.responses['413'] = { description: 'PAYLOAD_TOO_LARGE: JSON body over 1 MiB' };
       }
+      // Any route, whatever it does: the HTTP server's time limits and a database that does not answer.
+      operation.responses['408'] ??= {
+        description: 'REQUEST_TIMEOUT: the request was not received in time (HTTP_REQUEST_TIMEOUT_MS)',
+      };
+      operation.responses['503'] ??= {
+        description: 'SERVICE_UNAVAILABLE: the database does not answer; retry after Retry-After seconds',
+      };
     }
   }
 }
@@ -113,7 +120,7 @@ const WRITE_METHODS = ['post', 'put', 'patch'];
 
 /**
  * CONTRACT §5.6 as the platform applies it: `Idempotency-Key` on every authenticated POST, PUT and PATCH (the
- * global IdempotencyInterceptor, which no route states), with its 409 and 422 and the `Idempotent-Replayed`
+ * IdempotencyInterceptor that IdempotentWriteRoutes puts on each, which no route states), with its 409 and 422 and the `Idempotent-Replayed`
  * header of a replay; the `ETag` of every answer of a route that documents a 304 or a 412
  * (`@EntityTagged()`, `@IfMatchRoute()`).
  */

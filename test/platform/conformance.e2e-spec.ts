@@ -433,6 +433,21 @@ describe('Conformance', () => {
       }
     });
 
+    it('every route documents 408 REQUEST_TIMEOUT and 503 SERVICE_UNAVAILABLE with the error body', () => {
+      for (const [path, operations] of Object.entries(paths)) {
+        for (const [method, operation] of Object.entries(operations)) {
+          for (const status of ['408', '503']) {
+            expect([
+              method,
+              path,
+              status,
+              operation.responses[status]?.content?.['application/json']?.schema,
+            ]).toEqual([method, path, status, { $ref: '#/components/schemas/ErrorResponse' }]);
+          }
+        }
+      }
+    });
+
     it('documents Idempotency-Key on every authenticated write, ETag reads and If-Match writes (§5.6)', () => {
       const headerNames = (operation: Operation) =>
         (operation.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
