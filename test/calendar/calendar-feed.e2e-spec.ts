@@ -240,7 +240,7 @@ describe('calendar feed', () => {
     it('is in the OpenAPI document: text/calendar, 304 and 404, no login token', async () => {
       const { body } = await ctx.http.get('/openapi.json').expect(200);
       const feed = body.paths['/calendar/{token}.ics'].get;
-      expect(Object.keys(feed.responses).sort()).toEqual(['200', '304', '404']);
+      expect(Object.keys(feed.responses).sort()).toEqual(['200', '304', '404', '408', '503']);
       expect(Object.keys(feed.responses['200'].content)).toEqual(['text/calendar']);
       expect(feed.security).toBeUndefined();
       expect(Object.keys(body.paths['/users/me/calendar-feed']).sort()).toEqual(['delete', 'get', 'put']);
