@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { AccessService } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { FileStorage } from './file-storage';
+import { countedTransfer } from './transfer-memory';
 import { FileUrlSigner, SignedFileUrl } from './file-url-signer';
 import { FilesRepository, StoredFileRow } from './files.repository';
 
@@ -70,7 +71,7 @@ export class FilesService {
       throw AppError.notFound('File');
     }
     return {
-      stream,
+      stream: countedTransfer(stream),
       originalName: file.original_name,
       mimeType: file.mime_type ?? 'application/octet-stream',
       sizeBytes: file.size_bytes === null ? null : Number(file.size_bytes),

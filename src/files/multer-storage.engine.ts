@@ -3,6 +3,7 @@ import { pipeline, Transform } from 'node:stream';
 import type { Request } from 'express';
 import type { StorageEngine } from 'multer';
 import { FileStorage } from './file-storage';
+import { countTransferred } from './transfer-memory';
 
 /** The multer file as handlers see it: `key` names the stored object. */
 export interface UploadedFileInfo extends Express.Multer.File {
@@ -19,6 +20,7 @@ export function fileStorageEngine(storage: FileStorage, maxBytes: number): Stora
       const hashing = new Transform({
         transform(chunk: Buffer, _encoding, done) {
           hash.update(chunk);
+          countTransferred(chunk.length);
           done(null, chunk);
         },
       });

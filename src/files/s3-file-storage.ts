@@ -11,7 +11,6 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import { OnApplicationShutdown } from '@nestjs/common';
 import { Readable } from 'node:stream';
 import { S3StorageConfig } from '../config/files.config';
@@ -24,12 +23,8 @@ import {
   StoredFile,
   StoredObject,
 } from './file-storage';
+import { uploadObject } from './s3-object-upload';
 
-/**
- * An upload goes to the bucket in parts of this size, one at a time: memory per upload stays near two parts
- * whatever the file size (5 MiB is the least S3 takes; a smaller file is one PutObject).
- */
-export const S3_PART_SIZE = 5 * 1024 * 1024;
 /** Keys one ListObjectsV2 or DeleteObjects call takes at most. */
 const S3_PAGE_MAX = 1000;
 
@@ -72,16 +67,9 @@ export class S3FileStorage extends FileStorage implements OnApplicationShutdown 
   async write(key: string, body: Readable): Promise<void> {
     let bodyError: unknown;
     body.on('error', (error) => (bodyError = error));
-    const upload = new Upload({
-      client: this.client,
-      params: { Bucket: this.bucket, Key: key, Body: body },
-      queueSize: 1,
-      partSize: S3_PART_SIZE,
-    });
     try {
-      await upload.done();
+      await uploadObject(this.client, this.bucket, key, body);
     } catch (error) {
-      body.destroy();
       // The client's own failure (too large, aborted) stays what it is; anything else is the store's.
       throw bodyError ?? storageUnavailable(error);
     }
