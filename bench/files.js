@@ -5,6 +5,9 @@
  *
  *   node bench/files.js [rounds] [MiB]      default 3 rounds of a 20 MiB file per driver
  *
+ * With BENCH_S3_ENDPOINT (and BENCH_S3_BUCKET, BENCH_S3_ACCESS_KEY_ID, BENCH_S3_SECRET_ACCESS_KEY, optionally
+ * BENCH_S3_REGION) the s3 runs use that store, e.g. a MinIO on loopback, instead of s3rver.
+ *
  * For each driver it starts `node dist/main.js` on a fresh database (`local`: DATA_DIR/files; `s3`: an
  * s3rver bucket in a child process on 127.0.0.1), warms both routes up with a 1 MiB file, then per round times
  * POST /tasks/:taskId/attachments of the file (streamed by the client, with Content-Length) and
@@ -109,11 +112,28 @@ async function sampled(pid, work) {
   }
 }
 
+/** The store of the BENCH_S3_* variables, as the service's S3 settings. */
+function givenBucket() {
+  const required = ['BENCH_S3_BUCKET', 'BENCH_S3_ACCESS_KEY_ID', 'BENCH_S3_SECRET_ACCESS_KEY'];
+  const missing = required.filter((name) => !process.env[name]);
+  if (missing.length > 0) throw new Error(`BENCH_S3_ENDPOINT also needs ${missing.join(', ')}`);
+  return {
+    FILE_STORAGE: 's3',
+    S3_ENDPOINT: process.env.BENCH_S3_ENDPOINT,
+    S3_REGION: process.env.BENCH_S3_REGION || 'us-east-1',
+    S3_BUCKET: process.env.BENCH_S3_BUCKET,
+    S3_ACCESS_KEY_ID: process.env.BENCH_S3_ACCESS_KEY_ID,
+    S3_SECRET_ACCESS_KEY: process.env.BENCH_S3_SECRET_ACCESS_KEY,
+    S3_FORCE_PATH_STYLE: 'true',
+  };
+}
+
 /**
  * An s3rver bucket in a child process of its own, as a real store would be: in this process it would share
  * the event loop with the client writing the upload.
  */
 async function startBucket() {
+  if (process.env.BENCH_S3_ENDPOINT) return givenBucket();
   const directory = mkdtempSync(join(tmpdir(), 'cts-bench-s3-'));
   const script = `
     const S3rver = require('s3rver');
@@ -153,7 +173,7 @@ async function storeAlone(env, content) {
   const { uploadObject } = require(join(ROOT, 'dist', 'files', 's3-object-upload'));
   const client = s3Client({
     bucket: env.S3_BUCKET,
-    region: 'us-east-1',
+    region: env.S3_REGION ?? 'us-east-1',
     endpoint: env.S3_ENDPOINT,
     credentials: { accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY },
     forcePathStyle: true,
