@@ -19,12 +19,14 @@ import {
   ApiOperation,
   ApiParam,
   ApiTags,
+  ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { TaskAccess } from '../access/access.service';
 import { CurrentAccess, TaskRoute } from '../access/access-route.decorators';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
+import { COMMENTS_PER_USER_PER_MINUTE, CommentThrottle } from '../common/throttling/throttles';
 import { CommentsService } from './comments.service';
 import {
   COMMENT_MAX_LENGTH,
@@ -55,6 +57,7 @@ export class CommentsController {
 
   @Post()
   @TaskRoute()
+  @CommentThrottle()
   @ApiOperation({
     summary: 'Comment on the task (anyone who can see the task)',
     description:
@@ -65,6 +68,10 @@ export class CommentsController {
   @ApiBadRequestResponse({
     type: ErrorResponse,
     description: `VALIDATION_ERROR: content empty after trimming or over ${COMMENT_MAX_LENGTH} characters; replyToId not a comment of this task`,
+  })
+  @ApiTooManyRequestsResponse({
+    type: ErrorResponse,
+    description: `RATE_LIMITED: more than ${COMMENTS_PER_USER_PER_MINUTE} comments in a minute`,
   })
   create(
     @CurrentAccess() access: TaskAccess,

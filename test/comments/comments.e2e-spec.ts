@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import request from 'supertest';
+import { COMMENTS_PER_USER_PER_MINUTE } from '../../src/common/throttling/throttles';
 import { startWebhookReceiver, WebhookReceiver } from '../fakes/webhook-receiver';
 import { addMember, ClassWithMembers, createClassWithMembers } from '../utils/classes';
 import { apiError as error, ISO_TIMESTAMP, UUID_PATTERN } from '../utils/expect';
@@ -135,6 +136,37 @@ describe('task comments', () => {
     });
   });
 
+  describe('rate limit', () => {
+    it(`allows ${COMMENTS_PER_USER_PER_MINUTE} comments per account and minute over all tasks, then 429`, async () => {
+      const [talker, other] = [await createUser(ctx), await createUser(ctx)];
+      for (const user of [talker, other]) await addMember(ctx, room.cls.id, user);
+      const tasks = [
+        await createTask(ctx, room.cls.id, room.owner),
+        await createTask(ctx, room.cls.id, room.owner),
+      ];
+      const results = await Promise.all(
+        Array.from({ length: COMMENTS_PER_USER_PER_MINUTE }, (_, i) =>
+          post(tasks[i % 2].id, talker, { content: `Comment ${i}` }),
+        ),
+      );
+      expect(results.map((res) => res.status)).toEqual(Array(COMMENTS_PER_USER_PER_MINUTE).fill(201));
+
+      const blocked = await post(tasks[0].id, talker, { content: 'One too many' });
+      expect(blocked.status).toBe(429);
+      expect(blocked.body).toEqual(error('RATE_LIMITED'));
+      expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(blocked.headers['retry-after'])).toBeLessThanOrEqual(60);
+      const stored = await ctx.db.query(
+        `SELECT count(*)::int AS count FROM task_comments WHERE author_id = $1`,
+        [talker.id],
+      );
+      expect(stored[0].count).toBe(COMMENTS_PER_USER_PER_MINUTE);
+      // Reading is not limited, and every other account keeps its own count.
+      await list(tasks[0].id, talker).expect(200);
+      await post(tasks[0].id, other, { content: 'My first' }).expect(201);
+    });
+  });
+
   describe('content and replyToId', () => {
     let taskId: string;
     beforeAll(async () => {
@@ -242,9 +274,12 @@ describe('task comments', () => {
     let taskId: string;
     let written: string[];
     beforeAll(async () => {
+      // A member of its own: room.member's comments of the tests above count to its per-minute limit.
+      const writer = await createUser(ctx);
+      await addMember(ctx, room.cls.id, writer);
       taskId = (await createTask(ctx, room.cls.id, room.owner)).id;
       written = [];
-      for (let i = 0; i < 5; i += 1) written.push((await comment(taskId, room.member, `Comment ${i}`)).id);
+      for (let i = 0; i < 5; i += 1) written.push((await comment(taskId, writer, `Comment ${i}`)).id);
     });
 
     it('lists oldest first in pages of `limit`, with a cursor until the last page', async () => {

@@ -18,6 +18,7 @@ import { PgThrottlerStorage } from './pg-throttler.storage';
  * - the other public account routes: `ACCOUNT_ROUTE_LIMIT_PER_IP` per client IP (the e-mail quota limits what
  *   each address gets); both per-IP limits are configuration, sized for a class behind one school address;
  * - checks of the current password of a logged-in account: 10 per account, from any IP.
+ * - comments: `COMMENTS_PER_USER_PER_MINUTE` per account.
  * Task parsing, notification test events and redeliveries are limited per account and hour instead.
  */
 export const THROTTLE_WINDOW_MS = 60_000;
@@ -26,6 +27,7 @@ export const PASSWORD_CHECK_LIMIT_PER_USER = 10;
 export const PARSES_PER_USER_PER_HOUR = 60;
 export const TEST_EVENTS_PER_USER_PER_HOUR = 10;
 export const REDELIVERIES_PER_USER_PER_HOUR = 100;
+export const COMMENTS_PER_USER_PER_MINUTE = 30;
 /** OpenAPI text of the parse routes' 429. */
 export const PARSE_LIMITED = `RATE_LIMITED: more than ${PARSES_PER_USER_PER_HOUR} parses of this route in an hour`;
 
@@ -129,3 +131,10 @@ export const TestEventThrottle = (): MethodDecorator & ClassDecorator =>
 /** Redeliveries: generous for an integrator catching up after an outage, but not an unbounded mail sender. */
 export const RedeliveryThrottle = (): MethodDecorator & ClassDecorator =>
   PerUserThrottle(REDELIVERIES_PER_USER_PER_HOUR, 60 * THROTTLE_WINDOW_MS);
+
+/**
+ * Comments: each one notifies the class's OWNER and ADMINs (inbox, e-mail, webhook, messenger), so one
+ * account cannot flood them; a conversation at human speed stays far below it.
+ */
+export const CommentThrottle = (): MethodDecorator & ClassDecorator =>
+  PerUserThrottle(COMMENTS_PER_USER_PER_MINUTE, THROTTLE_WINDOW_MS);
