@@ -178,14 +178,20 @@ async function listUploads(uploads: string, query: Record<string, string>): Prom
   }
   const maxUploads = Math.min(Number(query['max-uploads'] ?? 1000), 1000);
   const ids = await readdir(uploads).catch(() => []);
-  const found = await Promise.all(
-    ids.map(async (uploadId) => ({
-      uploadId,
-      key: await readFile(join(uploads, uploadId, 'key'), 'utf8'),
-      // The `key` file is written once, at CreateMultipartUpload; the directory changes with each part.
-      initiated: (await stat(join(uploads, uploadId, 'key'))).mtime,
-    })),
-  );
+  const found = (
+    await Promise.all(
+      ids.map(async (uploadId) => {
+        const key = await keyOfUpload(uploads, uploadId);
+        // The `key` file is written once, at CreateMultipartUpload; the directory changes with each part.
+        const initiated = await stat(join(uploads, uploadId, 'key')).then(
+          (file) => file.mtime,
+          () => null,
+        );
+        // One aborted while this lists it is gone.
+        return key === null || initiated === null ? [] : [{ uploadId, key, initiated }];
+      }),
+    )
+  ).flat();
   found.sort((a, b) => a.key.localeCompare(b.key) || a.initiated.getTime() - b.initiated.getTime());
   const listed = found.slice(0, maxUploads);
   const entries = listed.map(
