@@ -56,7 +56,9 @@ export async function startS3Server(): Promise<S3Server> {
     configureBuckets: [{ name: S3_TEST_BUCKET, configs: [] }],
   });
   await s3.configureBuckets();
-  const uploads = uploadsDirectory(directory, S3_TEST_BUCKET);
+  // Where s3rver keeps the bucket's incomplete multipart uploads (node_modules/s3rver/lib/stores/filesystem.js):
+  // one directory per upload id holding the files `key`, `metadata` and one per part.
+  const uploads = join(directory, S3_TEST_BUCKET, '._S3rver_uploads');
   const s3rverCallback = s3.callback();
   const received: S3Request[] = [];
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
@@ -119,14 +121,6 @@ export async function startS3Server(): Promise<S3Server> {
       for (const uploadId of readdirSync(uploads)) utimesSync(join(uploads, uploadId, 'key'), at, at);
     },
   };
-}
-
-/**
- * Where s3rver keeps the incomplete multipart uploads of `bucket` (node_modules/s3rver/lib/stores/
- * filesystem.js): one directory per upload id holding the files `key`, `metadata` and one per part.
- */
-function uploadsDirectory(directory: string, bucket: string): string {
-  return join(directory, bucket, '._S3rver_uploads');
 }
 
 /** s3rver's upload ids: 32 hex digits (this also keeps a request's id from naming another path). */
