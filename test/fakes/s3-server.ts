@@ -1,5 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, Server } from 'node:http';
+import { mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,28 @@ import { beforeAllTests } from '../utils/test-app';
 
 export const S3_TEST_BUCKET = 'cts-files';
 
+/** A request the server received: `query` holds its parameters (`uploads` and the like with ''). */
+export interface S3Request {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  /** The status answered; null when the connection closed first. */
+  status: number | null;
+}
+
+/** The multipart operation `request` is, by the REST API's method and query (null for any other). */
+export function multipartOperation({ method, query }: S3Request): string | null {
+  if ('uploads' in query) return method === 'POST' ? 'CreateMultipartUpload' : 'ListMultipartUploads';
+  if (!('uploadId' in query)) return null;
+  const operations: Record<string, string> = {
+    PUT: 'UploadPart',
+    POST: 'CompleteMultipartUpload',
+    DELETE: 'AbortMultipartUpload',
+    GET: 'ListParts',
+  };
+  return operations[method] ?? null;
+}
+
 export interface S3Server {
   /** FILE_STORAGE=s3 and the S3_* settings of a service using this server. */
   env: Record<string, string>;
@@ -15,9 +38,16 @@ export interface S3Server {
   stop(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
+  /** Every request answered (or dropped) so far, in that order. */
+  requests(): S3Request[];
+  /** Moves the Initiated time of every incomplete multipart upload `ms` into the past. */
+  ageUploads(ms: number): void;
 }
 
-/** A real S3-compatible server (s3rver) on a random port of 127.0.0.1, with one empty bucket. */
+/**
+ * A real S3-compatible server (s3rver) on a random port of 127.0.0.1, with one empty bucket. s3rver lacks
+ * ListMultipartUploads and AbortMultipartUpload; `multipartOperations` answers them from s3rver's own state.
+ */
 export async function startS3Server(): Promise<S3Server> {
   const directory = mkdtempSync(join(tmpdir(), 'cts-s3-'));
   const s3 = new S3rver({
@@ -26,10 +56,37 @@ export async function startS3Server(): Promise<S3Server> {
     configureBuckets: [{ name: S3_TEST_BUCKET, configs: [] }],
   });
   await s3.configureBuckets();
+  // Where s3rver keeps the bucket's incomplete multipart uploads (node_modules/s3rver/lib/stores/filesystem.js):
+  // one directory per upload id holding the files `key`, `metadata` and one per part.
+  const uploads = join(directory, S3_TEST_BUCKET, '._S3rver_uploads');
+  const s3rverCallback = s3.callback();
+  const received: S3Request[] = [];
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = new URL(req.url!, 'http://s3.test');
+    const request: S3Request = {
+      method: req.method!,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      status: null,
+    };
+    res.on('close', () =>
+      received.push({ ...request, status: res.writableFinished ? res.statusCode : null }),
+    );
+    multipartOperations(uploads, request).then(
+      (answer) => {
+        if (!answer) return s3rverCallback(req, res);
+        // A refused part's body is not read: close the connection rather than leave its bytes in it.
+        if (answer.status >= 400) res.setHeader('Connection', 'close');
+        res.writeHead(answer.status, answer.xml ? { 'Content-Type': 'application/xml' } : {});
+        res.end(answer.xml);
+      },
+      (error: Error) => res.writeHead(500).end(error.message),
+    );
+  };
   let server: Server | null = null;
   let port = 0;
   const start = async (): Promise<void> => {
-    const listening = createServer(s3.callback());
+    const listening = createServer(handle);
     await new Promise<void>((resolve) => listening.listen(port, '127.0.0.1', resolve));
     port = (listening.address() as AddressInfo).port;
     server = listening;
@@ -58,7 +115,101 @@ export async function startS3Server(): Promise<S3Server> {
       await stop();
       rmSync(directory, { recursive: true, force: true });
     },
+    requests: () => [...received],
+    ageUploads(ms) {
+      const at = new Date(Date.now() - ms);
+      for (const uploadId of readdirSync(uploads)) utimesSync(join(uploads, uploadId, 'key'), at, at);
+    },
   };
+}
+
+/** s3rver's upload ids: 32 hex digits (this also keeps a request's id from naming another path). */
+const UPLOAD_ID = /^[0-9a-f]{32}$/;
+
+interface Answer {
+  status: number;
+  xml?: string;
+}
+
+/**
+ * ListMultipartUploads, AbortMultipartUpload, and UploadPart to an upload that is gone (s3rver would make
+ * its directory again), answered as S3 does; null for a request s3rver answers itself.
+ */
+async function multipartOperations(
+  uploads: string,
+  { method, path, query }: S3Request,
+): Promise<Answer | null> {
+  // Path style: /<bucket>/<key>, or /<bucket>/ (the SDK's form) for the bucket itself.
+  const [bucket, ...keyParts] = path.slice(1).split('/');
+  const key = decodeURIComponent(keyParts.join('/'));
+  if (bucket !== S3_TEST_BUCKET) return null;
+  if (method === 'GET' && key === '' && 'uploads' in query) return listUploads(uploads, query);
+  if (key === '' || query.uploadId === undefined) return null;
+  if ((await keyOfUpload(uploads, query.uploadId)) !== key) {
+    return { status: 404, xml: errorXml('NoSuchUpload', 'The specified upload does not exist.') };
+  }
+  if (method !== 'DELETE') return null;
+  await rm(join(uploads, query.uploadId), { recursive: true, force: true });
+  return { status: 204 };
+}
+
+/** The key an upload was initiated for; null when there is no such upload. */
+async function keyOfUpload(uploads: string, uploadId: string): Promise<string | null> {
+  if (!UPLOAD_ID.test(uploadId)) return null;
+  return readFile(join(uploads, uploadId, 'key'), 'utf8').catch(() => null);
+}
+
+/** Uploads in key order, then oldest first; max-uploads honoured, paging by markers not offered. */
+async function listUploads(uploads: string, query: Record<string, string>): Promise<Answer> {
+  const unsupported = ['key-marker', 'upload-id-marker', 'prefix', 'delimiter'].filter(
+    (name) => name in query,
+  );
+  if (unsupported.length > 0) {
+    return {
+      status: 501,
+      xml: errorXml('NotImplemented', `This fake does not take ${unsupported.join(', ')}`),
+    };
+  }
+  const maxUploads = Math.min(Number(query['max-uploads'] ?? 1000), 1000);
+  const ids = await readdir(uploads).catch(() => []);
+  const found = (
+    await Promise.all(
+      ids.map(async (uploadId) => {
+        const key = await keyOfUpload(uploads, uploadId);
+        // The `key` file is written once, at CreateMultipartUpload; the directory changes with each part.
+        const initiated = await stat(join(uploads, uploadId, 'key')).then(
+          (file) => file.mtime,
+          () => null,
+        );
+        // One aborted while this lists it is gone.
+        return key === null || initiated === null ? [] : [{ uploadId, key, initiated }];
+      }),
+    )
+  ).flat();
+  found.sort((a, b) => a.key.localeCompare(b.key) || a.initiated.getTime() - b.initiated.getTime());
+  const listed = found.slice(0, maxUploads);
+  const entries = listed.map(
+    ({ uploadId, key, initiated }) =>
+      `<Upload><Key>${escapeXml(key)}</Key><UploadId>${uploadId}</UploadId>` +
+      `<Initiated>${initiated.toISOString()}</Initiated><StorageClass>STANDARD</StorageClass></Upload>`,
+  );
+  return {
+    status: 200,
+    xml:
+      `<?xml version="1.0" encoding="UTF-8"?>\n` +
+      `<ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">` +
+      `<Bucket>${S3_TEST_BUCKET}</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker>` +
+      `<MaxUploads>${maxUploads}</MaxUploads><IsTruncated>${found.length > listed.length}</IsTruncated>` +
+      `${entries.join('')}</ListMultipartUploadsResult>`,
+  };
+}
+
+function errorXml(code: string, message: string): string {
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>`;
+}
+
+function escapeXml(text: string): string {
+  return text.replace(/[&<>]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[ch]!);
 }
 
 export type StorageDriver = 'local' | 's3';

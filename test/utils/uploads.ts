@@ -14,13 +14,22 @@ export interface HangingUpload {
 
 /**
  * A multipart upload of one `file` part to `url` whose body stops after `first`: the server holds an upload
- * in flight until `finish` sends the rest (chunked, so no length is announced).
+ * in flight until `finish` sends the rest. Chunked, so no length is announced, unless `fileBytes` is given:
+ * then the request declares the length of a file of that size, as browsers do.
  */
-export function startUpload(url: string, auth: string, first: Buffer): HangingUpload {
+export function startUpload(url: string, auth: string, first: Buffer, fileBytes?: number): HangingUpload {
   const boundary = `----cts${randomBytes(8).toString('hex')}`;
+  const head =
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n` +
+    `Content-Type: application/octet-stream\r\n\r\n`;
+  const tail = `\r\n--${boundary}--\r\n`;
   const req = request(url, {
     method: 'POST',
-    headers: { Authorization: auth, 'Content-Type': `multipart/form-data; boundary=${boundary}` },
+    headers: {
+      Authorization: auth,
+      'Content-Type': `multipart/form-data; boundary=${boundary}`,
+      ...(fileBytes === undefined ? {} : { 'Content-Length': head.length + fileBytes + tail.length }),
+    },
   });
   const answer = new Promise<{ status: number; body: unknown }>((resolve, reject) => {
     req.on('response', (res) => {
@@ -35,14 +44,11 @@ export function startUpload(url: string, auth: string, first: Buffer): HangingUp
     () => undefined,
     () => undefined,
   );
-  req.write(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n` +
-      `Content-Type: application/octet-stream\r\n\r\n`,
-  );
+  req.write(head);
   req.write(first);
   return {
     finish(rest) {
-      req.end(Buffer.concat([rest, Buffer.from(`\r\n--${boundary}--\r\n`)]));
+      req.end(Buffer.concat([rest, Buffer.from(tail)]));
       return answer;
     },
     closed,
