@@ -9,7 +9,7 @@
  * BENCH_S3_REGION) the s3 runs use that store, e.g. a MinIO on loopback, instead of s3rver.
  *
  * For each driver it starts `node dist/main.js` on a fresh database (`local`: DATA_DIR/files; `s3`: an
- * s3rver bucket in a child process on 127.0.0.1), warms both routes up with a 1 MiB file, then per round times
+ * s3rver bucket in a child process on 127.0.0.1), warms both routes up with a 6 MiB file, then per round times
  * POST /tasks/:taskId/attachments of the file (streamed by the client, with Content-Length) and
  * GET /files/:fileKey to its last byte, sampling the server's VmRSS every 10 ms. It prints the medians of the
  * times and the RSS growth over the RSS before each round: in the first round, where the process meets its
@@ -33,6 +33,8 @@ const { bearer } = require('./lib/tokens');
 
 const WRITE_CHUNK = 64 * 1024;
 const RSS_SAMPLE_MS = 10;
+/** Over one 5 MiB part: the warm-up takes every code path of the measured transfers, multipart included. */
+const WARM_UP_BYTES = 6 * 1024 * 1024;
 const BUCKET = 'cts-bench';
 const MIB = 1024 * 1024;
 const mb = (bytes) => (bytes / MIB).toFixed(1);
@@ -207,7 +209,7 @@ async function runDriver(driver, rounds, content) {
   const data = await withClient(db.url, (client) => seedRoster(client, 3));
   const auth = bearer(data.owner.id);
   const path = `/tasks/${data.taskId}/attachments`;
-  const warm = await upload(server.port, path, auth, content.subarray(0, MIB));
+  const warm = await upload(server.port, path, auth, content.subarray(0, WARM_UP_BYTES));
   if (warm.status !== 201) throw new Error(`warm-up upload answered ${warm.status}`);
   await download(server.port, warm.body.url, auth);
   const uploads = [];
