@@ -24,6 +24,7 @@ describe('filesConfig', () => {
         S3_ACCESS_KEY_ID: 'id',
         S3_SECRET_ACCESS_KEY: 'secret',
         S3_FORCE_PATH_STYLE: 'true',
+        S3_UPLOAD_MEMORY_MIB: '64',
       }).fileStorage,
     ).toEqual({
       driver: 's3',
@@ -33,11 +34,19 @@ describe('filesConfig', () => {
         endpoint: 'http://127.0.0.1:9000',
         credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
         forcePathStyle: true,
+        uploadMemoryBytes: 64 * 1024 * 1024,
       },
     });
     expect(filesConfig({ FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_REGION: 'auto' }).fileStorage).toEqual({
       driver: 's3',
-      s3: { bucket: 'files', region: 'auto', endpoint: null, credentials: null, forcePathStyle: false },
+      s3: {
+        bucket: 'files',
+        region: 'auto',
+        endpoint: null,
+        credentials: null,
+        forcePathStyle: false,
+        uploadMemoryBytes: 320 * 1024 * 1024,
+      },
     });
   });
 
@@ -54,6 +63,8 @@ describe('filesConfig', () => {
     ['S3_ENDPOINT', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_ENDPOINT: 'ftp://host' }],
     ['S3_ACCESS_KEY_ID', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_ACCESS_KEY_ID: 'id' }],
     ['S3_FORCE_PATH_STYLE', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_FORCE_PATH_STYLE: 'maybe' }],
+    ['S3_UPLOAD_MEMORY_MIB', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_UPLOAD_MEMORY_MIB: '4' }],
+    ['S3_UPLOAD_MEMORY_MIB', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_UPLOAD_MEMORY_MIB: '1.5GB' }],
     ['FILE_URL_TTL_SECONDS', { FILE_URL_TTL_SECONDS: '0' }],
     ['FILE_URL_TTL_SECONDS', { FILE_URL_TTL_SECONDS: '86401' }],
   ]);

@@ -7,7 +7,8 @@ import { bool, ConfigError, Env, int, optional, str, url } from './env';
  *   MinIO, Ceph/RGW, Cloudflare R2).
  * - `S3_BUCKET` (required with `s3`), `S3_REGION` (`us-east-1`; R2 takes `auto`), `S3_ENDPOINT` (unset: AWS),
  *   `S3_ACCESS_KEY_ID` and `S3_SECRET_ACCESS_KEY` (unset: the SDK's default credential chain, both or
- *   neither), `S3_FORCE_PATH_STYLE` (`false`; MinIO and Ceph usually need `true`).
+ *   neither), `S3_FORCE_PATH_STYLE` (`false`; MinIO and Ceph usually need `true`), `S3_UPLOAD_MEMORY_MIB`
+ *   (`320`): memory an instance may hold in 5 MiB parts of uploads in flight.
  * - `STORAGE_QUOTA_BYTES_PER_USER` (`1073741824`, 1 GiB; `0` = none): a user's task and submission files.
  * - `FILE_URL_TTL_SECONDS` (`300`): lifetime of a signed file URL (`GET /files/:fileKey/url`).
  */
@@ -24,6 +25,8 @@ export interface S3StorageConfig {
   /** Null: the SDK's default credential chain (environment, profile, instance role). */
   credentials: { accessKeyId: string; secretAccessKey: string } | null;
   forcePathStyle: boolean;
+  /** Bytes of upload parts held at once (at least one 5 MiB part). */
+  uploadMemoryBytes: number;
 }
 
 function s3StorageConfig(env: Env): S3StorageConfig {
@@ -40,6 +43,7 @@ function s3StorageConfig(env: Env): S3StorageConfig {
     endpoint: url(env, 'S3_ENDPOINT', null, ['http:', 'https:']),
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null,
     forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', false),
+    uploadMemoryBytes: int(env, 'S3_UPLOAD_MEMORY_MIB', 320, 5) * 1024 * 1024,
   };
 }
 

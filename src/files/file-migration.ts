@@ -27,7 +27,11 @@ export async function migrateLocalFiles(
     throw new Error('files:migrate copies into the bucket: set FILE_STORAGE=s3 and the S3_* settings');
   }
   const source = new LocalFileStorage(join(config.dataDir, 'files'));
-  const target = new S3FileStorage(s3Client(fileStorage.s3), fileStorage.s3.bucket);
+  const target = new S3FileStorage(
+    s3Client(fileStorage.s3),
+    fileStorage.s3.bucket,
+    fileStorage.s3.uploadMemoryBytes,
+  );
   const result: FileMigrationResult = { copied: 0, skipped: 0, copiedBytes: 0 };
   try {
     let after: string | undefined;

@@ -23,7 +23,11 @@ import { StorageQuota } from './storage-quota';
       inject: [APP_CONFIG],
       useFactory: ({ fileStorage, dataDir }: AppConfig): FileStorage =>
         fileStorage.driver === 's3'
-          ? new S3FileStorage(s3Client(fileStorage.s3), fileStorage.s3.bucket)
+          ? new S3FileStorage(
+              s3Client(fileStorage.s3),
+              fileStorage.s3.bucket,
+              fileStorage.s3.uploadMemoryBytes,
+            )
           : new LocalFileStorage(join(dataDir, 'files')),
     },
   ],

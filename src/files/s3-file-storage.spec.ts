@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { Agent } from 'node:https';
 import { PassThrough, Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
-import { S3_TEST_BUCKET, S3Server, startS3Server } from '../../test/fakes/s3-server';
+import { multipartOperation, S3_TEST_BUCKET, S3Server, startS3Server } from '../../test/fakes/s3-server';
+import { sleep, waitFor } from '../../test/utils/wait';
 import { AppError, ErrorCode } from '../common/errors/app-error';
 import { FileTooLargeError } from './file-storage';
 import { s3Client, S3FileStorage } from './s3-file-storage';
@@ -10,14 +12,29 @@ import { S3_PART_SIZE } from './s3-object-upload';
 const CHUNK_BYTES = 64 * 1024;
 
 /** `content` as a client sends it: 64 KiB chunks, each in a Buffer of its own. */
-const chunked = (content: Buffer): Readable =>
-  Readable.from(
-    (function* () {
-      for (let offset = 0; offset < content.length; offset += CHUNK_BYTES) {
-        yield Buffer.from(content.subarray(offset, offset + CHUNK_BYTES));
-      }
-    })(),
-  );
+function* chunksOf(content: Buffer): Generator<Buffer> {
+  for (let offset = 0; offset < content.length; offset += CHUNK_BYTES) {
+    yield Buffer.from(content.subarray(offset, offset + CHUNK_BYTES));
+  }
+}
+const chunked = (content: Buffer): Readable => Readable.from(chunksOf(content));
+
+/**
+ * A storage on `server`'s bucket that may hold `uploadMemoryBytes` of upload parts at once; over https it
+ * trusts `server`'s certificate.
+ */
+const storageOn = (server: S3Server, uploadMemoryBytes = 64 * S3_PART_SIZE): S3FileStorage => {
+  const config = {
+    bucket: S3_TEST_BUCKET,
+    region: 'us-east-1',
+    endpoint: server.env.S3_ENDPOINT,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    forcePathStyle: true,
+    uploadMemoryBytes,
+  };
+  const httpsAgent = server.certificate ? new Agent({ ca: server.certificate }) : undefined;
+  return new S3FileStorage(s3Client(config, httpsAgent), S3_TEST_BUCKET, uploadMemoryBytes);
+};
 
 describe('S3FileStorage against an S3-compatible server', () => {
   let server: S3Server;
@@ -25,16 +42,7 @@ describe('S3FileStorage against an S3-compatible server', () => {
 
   beforeAll(async () => {
     server = await startS3Server();
-    const endpoint = server.env.S3_ENDPOINT;
-    const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
-    const client = s3Client({
-      bucket: S3_TEST_BUCKET,
-      region: 'us-east-1',
-      endpoint,
-      credentials,
-      forcePathStyle: true,
-    });
-    storage = new S3FileStorage(client, S3_TEST_BUCKET);
+    storage = storageOn(server);
   });
   afterAll(async () => {
     storage.onApplicationShutdown();
@@ -99,5 +107,78 @@ describe('S3FileStorage against an S3-compatible server', () => {
     const content = randomBytes(S3_PART_SIZE + 1);
     const stored = await storage.put(chunked(content), 3 * S3_PART_SIZE);
     expect((await readBack(stored.key)).equals(content)).toBe(true);
+  });
+
+  describe('with room for two parts in the whole storage (S3_UPLOAD_MEMORY_MIB=10)', () => {
+    let small: S3FileStorage;
+    beforeAll(() => (small = storageOn(server, 2 * S3_PART_SIZE)));
+    afterAll(() => small.onApplicationShutdown());
+    const creates = (): number =>
+      server.requests().filter((request) => multipartOperation(request) === 'CreateMultipartUpload').length;
+
+    it('lets a second upload wait, its body unread, until the first gives its parts back', async () => {
+      const first = new PassThrough();
+      const contents = [randomBytes(2 * S3_PART_SIZE + 99), randomBytes(S3_PART_SIZE + 1)];
+      let secondRead = 0;
+      const second = Readable.from(
+        (function* () {
+          for (const chunk of chunksOf(contents[1])) {
+            secondRead += chunk.length;
+            yield chunk;
+          }
+        })(),
+      );
+      const before = creates();
+      const firstStored = small.put(first, 3 * S3_PART_SIZE);
+      first.write(contents[0].subarray(0, S3_PART_SIZE + CHUNK_BYTES));
+      await waitFor('the first upload to start', async () => creates() === before + 1);
+      const secondStored = small.put(second, 3 * S3_PART_SIZE);
+      await sleep(200);
+      expect(creates()).toBe(before + 1);
+      // Only what the streams in front of the upload buffer (tens of KiB) was taken from the second body.
+      expect(secondRead).toBeLessThan(1024 * 1024);
+
+      first.end(contents[0].subarray(S3_PART_SIZE + CHUNK_BYTES));
+      const stored = await Promise.all([firstStored, secondStored]);
+      expect(creates()).toBe(before + 2);
+      for (const [index, { key }] of stored.entries()) {
+        expect((await buffer(await small.read(key))).equals(contents[index])).toBe(true);
+      }
+    });
+  });
+
+  it.each([
+    ['two parts and a bit', 2 * S3_PART_SIZE + 5],
+    ['exactly two parts', 2 * S3_PART_SIZE],
+  ])('stores %s with room for one part only: reads and sends in turn', async (_name, bytes) => {
+    const single = storageOn(server, S3_PART_SIZE);
+    try {
+      const content = randomBytes(bytes);
+      const { key } = await single.put(chunked(content), 3 * S3_PART_SIZE);
+      expect((await buffer(await single.read(key))).equals(content)).toBe(true);
+    } finally {
+      single.onApplicationShutdown();
+    }
+  });
+});
+
+describe('S3FileStorage payload signing', () => {
+  it.each([
+    ['plain http: the signature covers each body (its SHA-256)', false, /^[0-9a-f]{64}$/],
+    ['https: bodies are not hashed into the signature', true, /^UNSIGNED-PAYLOAD$/],
+  ])('%s', async (_name, tls, payloadHash) => {
+    const server = await startS3Server({ tls });
+    const storage = storageOn(server);
+    try {
+      const content = randomBytes(S3_PART_SIZE + 1);
+      const { key } = await storage.put(chunked(content), 3 * S3_PART_SIZE);
+      expect((await buffer(await storage.read(key))).equals(content)).toBe(true);
+      const parts = server.requests().filter((request) => multipartOperation(request) === 'UploadPart');
+      expect(parts).toHaveLength(2);
+      for (const part of parts) expect(part.payloadHash).toMatch(payloadHash);
+    } finally {
+      storage.onApplicationShutdown();
+      await server.close();
+    }
   });
 });

@@ -1,6 +1,8 @@
-import { mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:fs';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +18,8 @@ export interface S3Request {
   query: Record<string, string>;
   /** The status answered; null when the connection closed first. */
   status: number | null;
+  /** Its `x-amz-content-sha256`: the body's SHA-256 hex when the signature covers it, else UNSIGNED-PAYLOAD. */
+  payloadHash: string | undefined;
 }
 
 /** The multipart operation `request` is, by the REST API's method and query (null for any other). */
@@ -38,6 +42,8 @@ export interface S3Server {
   stop(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
+  /** With `tls`: the server's self-signed certificate, for clients to trust. */
+  certificate: Buffer | null;
   /** Every request answered (or dropped) so far, in that order. */
   requests(): S3Request[];
   /** Moves the Initiated time of every incomplete multipart upload `ms` into the past. */
@@ -47,9 +53,13 @@ export interface S3Server {
 /**
  * A real S3-compatible server (s3rver) on a random port of 127.0.0.1, with one empty bucket. s3rver lacks
  * ListMultipartUploads and AbortMultipartUpload; `multipartOperations` answers them from s3rver's own state.
+ * With `tls` it serves https with a self-signed certificate (clients must accept it).
  */
-export async function startS3Server(): Promise<S3Server> {
+export async function startS3Server(options: { tls?: boolean } = {}): Promise<S3Server> {
   const directory = mkdtempSync(join(tmpdir(), 'cts-s3-'));
+  const tls = options.tls ? selfSignedCertificate(directory) : null;
+  const listen = (handler: RequestListener): Server =>
+    tls ? createTlsServer(tls, handler) : createServer(handler);
   const s3 = new S3rver({
     silent: true,
     directory,
@@ -68,6 +78,7 @@ export async function startS3Server(): Promise<S3Server> {
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
       status: null,
+      payloadHash: req.headers['x-amz-content-sha256'] as string | undefined,
     };
     res.on('close', () =>
       received.push({ ...request, status: res.writableFinished ? res.statusCode : null }),
@@ -86,7 +97,7 @@ export async function startS3Server(): Promise<S3Server> {
   let server: Server | null = null;
   let port = 0;
   const start = async (): Promise<void> => {
-    const listening = createServer(handle);
+    const listening = listen(handle);
     await new Promise<void>((resolve) => listening.listen(port, '127.0.0.1', resolve));
     port = (listening.address() as AddressInfo).port;
     server = listening;
@@ -102,13 +113,14 @@ export async function startS3Server(): Promise<S3Server> {
   return {
     env: {
       FILE_STORAGE: 's3',
-      S3_ENDPOINT: `http://127.0.0.1:${port}`,
+      S3_ENDPOINT: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
       S3_REGION: 'us-east-1',
       S3_BUCKET: S3_TEST_BUCKET,
       S3_ACCESS_KEY_ID: 'S3RVER',
       S3_SECRET_ACCESS_KEY: 'S3RVER',
       S3_FORCE_PATH_STYLE: 'true',
     },
+    certificate: tls?.cert ?? null,
     stop,
     start,
     async close() {
@@ -121,6 +133,33 @@ export async function startS3Server(): Promise<S3Server> {
       for (const uploadId of readdirSync(uploads)) utimesSync(join(uploads, uploadId, 'key'), at, at);
     },
   };
+}
+
+/** A key and a self-signed certificate for 127.0.0.1, made in `directory` with the openssl command. */
+function selfSignedCertificate(directory: string): { key: Buffer; cert: Buffer } {
+  const [key, cert] = [join(directory, 'tls.key'), join(directory, 'tls.crt')];
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  );
+  return { key: readFileSync(key), cert: readFileSync(cert) };
 }
 
 /** s3rver's upload ids: 32 hex digits (this also keeps a request's id from naming another path). */

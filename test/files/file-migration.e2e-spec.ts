@@ -27,7 +27,10 @@ describe('files:migrate', () => {
     if (fileStorage.driver !== 's3') throw new Error('the S3 server is not started');
     return fileStorage.s3;
   };
-  const bucket = (): S3FileStorage => new S3FileStorage(s3Client(s3Settings()), S3_TEST_BUCKET);
+  const bucket = (): S3FileStorage => {
+    const settings = s3Settings();
+    return new S3FileStorage(s3Client(settings), S3_TEST_BUCKET, settings.uploadMemoryBytes);
+  };
 
   it('copies every local file under its own key, skips what is there, and re-copies what differs', async () => {
     const local = new LocalFileStorage(join(ctx.dataDir, 'files'));
