@@ -18,7 +18,8 @@ import { createValidationPipe } from './common/errors/validation';
 import { requireReadableBodyType } from './common/http/body-type';
 import { rejectDeepJson } from './common/http/json-depth';
 import { tagJsonAnswers } from './common/http/entity-tags';
-import { answerClientErrors, applyServerTimeouts, loggerOptions, logRequests } from './common/http/logger';
+import { loggerOptions, logRequests } from './common/http/logger';
+import { answerClientErrors, applyServerTimeouts } from './common/http/slow-clients';
 import { AppConfig } from './config/config';
 import { runMigrationsLocked } from './database/migrate';
 
