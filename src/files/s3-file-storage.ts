@@ -82,7 +82,7 @@ export class S3FileStorage extends FileStorage implements OnApplicationShutdown 
     uploadMemoryBytes: number,
   ) {
     super();
-    this.partBuffers = new PartBuffers(Math.floor(uploadMemoryBytes / S3_PART_SIZE));
+    this.partBuffers = new PartBuffers(Math.max(1, Math.floor(uploadMemoryBytes / S3_PART_SIZE)));
   }
 
   async put(source: Readable, maxBytes: number): Promise<StoredFile> {
