@@ -2,7 +2,7 @@ import { Injectable, Logger, OnApplicationShutdown, StreamableFile } from '@nest
 import { InjectDataSource } from '@nestjs/typeorm';
 import { stringify } from 'csv-stringify';
 import type { Response } from 'express';
-import { Transform, TransformCallback, pipeline } from 'node:stream';
+import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
@@ -89,6 +89,11 @@ export class SubmissionsExportService implements OnApplicationShutdown {
   async export({ taskId }: TaskAccess, user: AuthUser, response: Response): Promise<StreamableFile> {
     const time = zonedIsoFormatter(user.timezone);
     const client = await this.exportPool().connect();
+    if (response.destroyed || response.req.socket.destroyed) {
+      // The client left while the export waited for a connection: no cursor for nobody, the connection goes back.
+      client.release();
+      return new StreamableFile(Readable.from([]));
+    }
     // Socket inactivity: a client that reads nothing lets no write complete. Cutting the response destroys the
     // stream, and the pipeline below discards the connection.
     response.setTimeout(this.config.exports.stallTimeoutMs, () => {
