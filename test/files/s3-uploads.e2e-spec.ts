@@ -27,7 +27,8 @@ const HOUR_MS = 60 * 60 * 1000;
  * the sweep aborts the multipart uploads a crash left behind.
  */
 describe('multipart uploads to S3: dropped clients, a store going away, the sweep', () => {
-  const storage = useStorageEnv('s3', { UPLOAD_MAX_BYTES: String(16 * MiB) });
+  // Room for two 5 MiB parts in the whole instance: one upload at a time reads ahead, the others wait.
+  const storage = useStorageEnv('s3', { UPLOAD_MAX_BYTES: String(16 * MiB), S3_UPLOAD_MEMORY_MIB: '10' });
   const ctx = useTestApp(storage.env);
   const s3 = (): S3Server => storage.s3()!;
   let client: S3Client;
@@ -129,6 +130,33 @@ describe('multipart uploads to S3: dropped clients, a store going away, the swee
       .delete(`/tasks/${taskId}/attachments/${res.body.id}`)
       .set('Authorization', cls.owner.auth)
       .expect(204);
+    expect(await listStoredKeys(ctx)).toEqual([]);
+  });
+
+  it('takes concurrent large uploads in turn when the part memory of the instance is taken', async () => {
+    const contents = Array.from({ length: 4 }, () => randomBytes(7 * MiB));
+    const uploaders = [cls.owner, cls.admin, cls.owner, cls.admin];
+    const answers = await Promise.all(
+      contents.map((content, i) =>
+        ctx.http
+          .post(`/tasks/${taskId}/attachments`)
+          .set('Authorization', uploaders[i].auth)
+          .attach('file', content, { filename: `part-${i}.bin`, contentType: 'application/octet-stream' }),
+      ),
+    );
+    expect(answers.map((res) => res.status)).toEqual([201, 201, 201, 201]);
+    for (const [i, res] of answers.entries()) {
+      const file = await ctx.http
+        .get(res.body.url)
+        .set('Authorization', cls.member.auth)
+        .buffer(true)
+        .responseType('blob');
+      expect(Buffer.compare(file.body as Buffer, contents[i])).toBe(0);
+      await ctx.http
+        .delete(`/tasks/${taskId}/attachments/${res.body.id}`)
+        .set('Authorization', cls.owner.auth)
+        .expect(204);
+    }
     expect(await listStoredKeys(ctx)).toEqual([]);
   });
 
