@@ -114,6 +114,8 @@ async function startServer({
     ...(heapMb ? [`--max-old-space-size=${heapMb}`] : []),
     ...(withProbe ? ['--require', probe.PRELOAD] : []),
     ...nodeArgs,
+    // e.g. BENCH_NODE_ARGS=--max-semi-space-size=32 to try a V8 flag on the server under test.
+    ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []),
     join(ROOT, 'dist', 'main.js'),
   ];
   const child = spawn(process.execPath, args, {
