@@ -143,6 +143,13 @@ const PUBLISH_SQL: Record<PublicationScope, string> = {
   all: publishSql('all'),
 };
 
+/**
+ * Only an announced task is reminded of: a task that became visible after this run's announcements (created
+ * between the two statements) is announced by the next run and reminded of after that, so TASK_PUBLISHED
+ * always comes first.
+ */
+const ANNOUNCED_TASK = `EXISTS (SELECT 1 FROM notification_task_publications p WHERE p.task_id = t.id)`;
+
 /** Of the offsets `$1` whose moment (`deadline` − h) has come, the smallest one, as the lateral row `o`. */
 const dueOffsetSql = (deadline: string): string => `LATERAL (
     SELECT min(h) AS hours FROM unnest($1::float8[]) AS h WHERE ${deadline} - h * interval '1 hour' <= now()
@@ -163,7 +170,7 @@ const REMIND_SQL = `
     SELECT t.id, o.hours, t.due_at
       FROM tasks t
       CROSS JOIN ${dueOffsetSql('t.due_at')}
-     WHERE ${VISIBLE_TASK}
+     WHERE ${VISIBLE_TASK} AND ${ANNOUNCED_TASK}
        AND t.due_at > now() AND t.due_at <= now() + $2::float8 * interval '1 hour'
        AND o.hours IS NOT NULL
        AND NOT EXISTS (
@@ -206,7 +213,7 @@ const REMIND_EXTENDED_SQL = `
       JOIN users u ON u.id = e.user_id AND u.is_active
       CROSS JOIN ${dueOffsetSql('e.due_at')}
      WHERE e.due_at > now() AND e.due_at <= now() + $2::float8 * interval '1 hour'
-       AND e.due_at > t.due_at AND ${VISIBLE_TASK}
+       AND e.due_at > t.due_at AND ${VISIBLE_TASK} AND ${ANNOUNCED_TASK}
        AND o.hours IS NOT NULL
        AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.task_id = t.id AND s.user_id = e.user_id)
        AND NOT EXISTS (

@@ -4,7 +4,7 @@ import { NotificationsRepository } from '../../src/notifications/notifications.r
 import { NotificationProducer } from '../../src/notifications/production/notification-producer';
 import { TaskNotices } from '../../src/notifications/production/task-notices';
 import { addMember, createClass } from '../utils/classes';
-import { createSharedDatabase, IDLE_JOBS } from '../utils/notifications';
+import { createSharedDatabase, IDLE_JOBS, notificationsOfTask } from '../utils/notifications';
 import { statementsDuring } from '../utils/query-counter';
 import { seedMembers, seedTask } from '../utils/submissions';
 import { createTestApp, TestApp } from '../utils/test-app';
@@ -47,7 +47,10 @@ describe('reminders at the members’ own deadlines', () => {
     await database?.drop();
   });
 
-  /** A published task of class `inClass` due `offset` from the database clock. */
+  /**
+   * A published task of class `inClass` due `offset` from the database clock, already announced (only an
+   * announced task is reminded of).
+   */
   async function taskDueIn(
     app: TestApp,
     inClass: string,
@@ -56,7 +59,8 @@ describe('reminders at the members’ own deadlines', () => {
     const taskId = await seedTask(app, inClass);
     const [row] = await app.db.query(
       `WITH moved AS (
-         UPDATE tasks SET due_at = date_trunc('second', now()) + $2::interval WHERE id = $1 RETURNING due_at)
+         UPDATE tasks SET due_at = date_trunc('second', now()) + $2::interval WHERE id = $1 RETURNING due_at),
+       announced AS (INSERT INTO notification_task_publications (task_id) VALUES ($1))
        SELECT due_at FROM moved`,
       [taskId, offset],
     );
@@ -207,5 +211,22 @@ describe('reminders at the members’ own deadlines', () => {
       [`TASK_EXTENDED ${kept.id}`]: null,
       [`TASK_EXTENDED ${moved.id}`]: 'not sent: the extension changed',
     });
+  });
+  it('reminds only of an announced task: one that became visible after this run announced is reminded of after its announcement', async () => {
+    const producer = first.app.get(NotificationProducer);
+    // Published and due in 30 min, but not announced yet: it appeared after the run's announcements.
+    const { id: smallClassId } = await createClass(first, owner);
+    const taskId = await seedTask(first, smallClassId);
+    await first.db.query(`UPDATE tasks SET due_at = now() + interval '30 minutes' WHERE id = $1`, [taskId]);
+    const types = async (): Promise<string[]> =>
+      (await notificationsOfTask(first, taskId))
+        .filter((row) => row.user_id === owner.id)
+        .map((row) => row.type);
+
+    await producer.remindDue();
+    expect(await types()).toEqual([]);
+    await producer.publishDue('all');
+    await producer.remindDue();
+    expect(await types()).toEqual(['TASK_PUBLISHED', 'TASK_DUE_REMINDER']);
   });
 });
