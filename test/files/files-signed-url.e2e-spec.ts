@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { PinoLogger } from 'nestjs-pino';
 import request from 'supertest';
 import { apiError as error, ISO_TIMESTAMP } from '../utils/expect';
+import { downloadFile } from '../utils/files';
 import { uploadSubmissionAttachment } from '../utils/submissions';
 import { useTestApp } from '../utils/test-app';
 import { createDraft, createTask, UNKNOWN_ID, uploadTaskAttachment } from '../utils/tasks';
@@ -59,11 +60,7 @@ describe('signed file URLs: GET /files/:fileKey/url and the URL it answers', () 
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + (TTL_SECONDS + 1) * 1000);
 
     const signed = await fetchSigned(res.body.url);
-    const direct = await ctx.http
-      .get(file.url)
-      .set('Authorization', room.member.auth)
-      .buffer(true)
-      .responseType('blob');
+    const direct = await downloadFile(ctx, file.url, room.member);
     expect(signed.status).toBe(200);
     expect(Buffer.compare(signed.body as Buffer, content)).toBe(0);
     for (const header of [

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { FileSweeper } from '../../src/files/file-sweeper';
 import { multipartOperation, S3_TEST_BUCKET, S3Request, S3Server, useStorageEnv } from '../fakes/s3-server';
 import { apiError } from '../utils/expect';
-import { listStoredKeys } from '../utils/files';
+import { downloadFile, listStoredKeys } from '../utils/files';
 import { ClassWithRoles, createClassWithRoles, createTask } from '../utils/tasks';
 import { useTestApp } from '../utils/test-app';
 import { startUpload } from '../utils/uploads';
@@ -58,6 +58,16 @@ describe('multipart uploads to S3: dropped clients, a store going away, the swee
       );
       return part && { key: part.path.split('/').pop()!, uploadId: part.query.uploadId };
     });
+  /** A MEMBER downloads exactly `content` from the attachment, then the OWNER deletes it. */
+  const expectServedThenDeleted = async (attachment: { id: string; url: string }, content: Buffer) => {
+    const file = await downloadFile(ctx, attachment.url, cls.member);
+    expect(file.status).toBe(200);
+    expect(Buffer.compare(file.body as Buffer, content)).toBe(0);
+    await ctx.http
+      .delete(`/tasks/${taskId}/attachments/${attachment.id}`)
+      .set('Authorization', cls.owner.auth)
+      .expect(204);
+  };
   const incompleteUploads = async (): Promise<{ key?: string; uploadId?: string }[]> =>
     ((await client.send(new ListMultipartUploadsCommand({ Bucket: S3_TEST_BUCKET }))).Uploads ?? []).map(
       ({ Key, UploadId }) => ({ key: Key, uploadId: UploadId }),
@@ -119,17 +129,7 @@ describe('multipart uploads to S3: dropped clients, a store going away, the swee
       'CompleteMultipartUpload 200',
     ]);
 
-    const file = await ctx.http
-      .get(res.body.url)
-      .set('Authorization', cls.member.auth)
-      .buffer(true)
-      .responseType('blob');
-    expect(file.status).toBe(200);
-    expect(Buffer.compare(file.body as Buffer, content)).toBe(0);
-    await ctx.http
-      .delete(`/tasks/${taskId}/attachments/${res.body.id}`)
-      .set('Authorization', cls.owner.auth)
-      .expect(204);
+    await expectServedThenDeleted(res.body, content);
     expect(await listStoredKeys(ctx)).toEqual([]);
   });
 
@@ -145,18 +145,7 @@ describe('multipart uploads to S3: dropped clients, a store going away, the swee
       ),
     );
     expect(answers.map((res) => res.status)).toEqual([201, 201, 201, 201]);
-    for (const [i, res] of answers.entries()) {
-      const file = await ctx.http
-        .get(res.body.url)
-        .set('Authorization', cls.member.auth)
-        .buffer(true)
-        .responseType('blob');
-      expect(Buffer.compare(file.body as Buffer, contents[i])).toBe(0);
-      await ctx.http
-        .delete(`/tasks/${taskId}/attachments/${res.body.id}`)
-        .set('Authorization', cls.owner.auth)
-        .expect(204);
-    }
+    for (const [i, res] of answers.entries()) await expectServedThenDeleted(res.body, contents[i]);
     expect(await listStoredKeys(ctx)).toEqual([]);
   });
 

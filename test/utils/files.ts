@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { FileStorage } from '../../src/files/file-storage';
 import { join } from 'node:path';
+import type request from 'supertest';
 import { TestApp } from './test-app';
 import { TestUser } from './users';
 
@@ -57,3 +58,7 @@ export async function listStoredKeys(ctx: TestApp): Promise<string[]> {
   const objects = await ctx.app.get(FileStorage).list(undefined, 10_000);
   return objects.map((object) => object.key);
 }
+
+/** GET of a file URL by `user`, its body read whole as bytes (`body` is a Buffer). */
+export const downloadFile = (ctx: TestApp, url: string, user: TestUser): request.Test =>
+  ctx.http.get(url).set('Authorization', user.auth).buffer(true).responseType('blob');
