@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { AppConfig } from '../config/config';
 import { LocalFileStorage } from './local-file-storage';
-import { S3FileStorage, s3Client } from './s3-file-storage';
+import { S3FileStorage } from './s3-file-storage';
 
 /** Local files looked at per listing; progress is reported after each. */
 const MIGRATION_PAGE_SIZE = 200;
@@ -27,11 +27,7 @@ export async function migrateLocalFiles(
     throw new Error('files:migrate copies into the bucket: set FILE_STORAGE=s3 and the S3_* settings');
   }
   const source = new LocalFileStorage(join(config.dataDir, 'files'));
-  const target = new S3FileStorage(
-    s3Client(fileStorage.s3),
-    fileStorage.s3.bucket,
-    fileStorage.s3.uploadMemoryBytes,
-  );
+  const target = new S3FileStorage(fileStorage.s3);
   const result: FileMigrationResult = { copied: 0, skipped: 0, copiedBytes: 0 };
   try {
     let after: string | undefined;

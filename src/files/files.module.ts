@@ -13,7 +13,7 @@ import { FileUrlSigner } from './file-url-signer';
 import { FilesService } from './files.service';
 import { LocalFileStorage } from './local-file-storage';
 import { fileStorageEngine } from './multer-storage.engine';
-import { S3FileStorage, s3Client } from './s3-file-storage';
+import { S3FileStorage } from './s3-file-storage';
 import { StorageQuota } from './storage-quota';
 
 @Module({
@@ -23,11 +23,7 @@ import { StorageQuota } from './storage-quota';
       inject: [APP_CONFIG],
       useFactory: ({ fileStorage, dataDir }: AppConfig): FileStorage =>
         fileStorage.driver === 's3'
-          ? new S3FileStorage(
-              s3Client(fileStorage.s3),
-              fileStorage.s3.bucket,
-              fileStorage.s3.uploadMemoryBytes,
-            )
+          ? new S3FileStorage(fileStorage.s3)
           : new LocalFileStorage(join(dataDir, 'files')),
     },
   ],

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { pipeline, Transform } from 'node:stream';
 import type { Request } from 'express';
 import type { StorageEngine } from 'multer';
+import { IDEMPOTENCY_KEY_HEADER } from '../common/http/idempotency-key';
 import { FileStorage } from './file-storage';
 import { countTransferred } from './transfer-memory';
 
@@ -19,7 +20,7 @@ export interface UploadedFileInfo extends Express.Multer.File {
 export function fileStorageEngine(storage: FileStorage, maxBytes: number): StorageEngine {
   return {
     _handleFile(req: Request, file: Express.Multer.File, callback) {
-      const hash = req.headers['idempotency-key'] === undefined ? null : createHash('sha256');
+      const hash = req.headers[IDEMPOTENCY_KEY_HEADER] === undefined ? null : createHash('sha256');
       const passing = new Transform({
         transform(chunk: Buffer, _encoding, done) {
           hash?.update(chunk);

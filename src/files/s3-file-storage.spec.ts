@@ -6,7 +6,7 @@ import { multipartOperation, S3_TEST_BUCKET, S3Server, startS3Server } from '../
 import { sleep, waitFor } from '../../test/utils/wait';
 import { AppError, ErrorCode } from '../common/errors/app-error';
 import { FileTooLargeError } from './file-storage';
-import { s3Client, S3FileStorage } from './s3-file-storage';
+import { S3FileStorage } from './s3-file-storage';
 import { S3_PART_SIZE } from './s3-object-upload';
 
 const CHUNK_BYTES = 64 * 1024;
@@ -33,7 +33,7 @@ const storageOn = (server: S3Server, uploadMemoryBytes = 64 * S3_PART_SIZE): S3F
     uploadMemoryBytes,
   };
   const httpsAgent = server.certificate ? new Agent({ ca: server.certificate }) : undefined;
-  return new S3FileStorage(s3Client(config, httpsAgent), S3_TEST_BUCKET, uploadMemoryBytes);
+  return new S3FileStorage(config, httpsAgent);
 };
 
 describe('S3FileStorage against an S3-compatible server', () => {
@@ -176,6 +176,23 @@ describe('S3FileStorage payload signing', () => {
       const parts = server.requests().filter((request) => multipartOperation(request) === 'UploadPart');
       expect(parts).toHaveLength(2);
       for (const part of parts) expect(part.payloadHash).toMatch(payloadHash);
+    } finally {
+      storage.onApplicationShutdown();
+      await server.close();
+    }
+  });
+});
+
+describe('S3FileStorage with a store without ListMultipartUploads', () => {
+  it('finds no incomplete uploads to remove (the bucket lifecycle rule aborts them) rather than failing', async () => {
+    const server = await startS3Server({ listsUploads: false });
+    const storage = storageOn(server);
+    try {
+      expect(await storage.removeIncomplete(new Date(), 100)).toBe(0);
+      const listings = server
+        .requests()
+        .filter((request) => multipartOperation(request) === 'ListMultipartUploads');
+      expect(listings.map((request) => request.status)).toEqual([501]);
     } finally {
       storage.onApplicationShutdown();
       await server.close();

@@ -74,15 +74,16 @@ export function s3Client(config: S3StorageConfig, httpsAgent?: Agent): S3Client 
  * Failures of the store answer 503 STORAGE_UNAVAILABLE; a missing object stays a plain error (404 upstream).
  */
 export class S3FileStorage extends FileStorage implements OnApplicationShutdown {
+  private readonly client: S3Client;
+  private readonly bucket: string;
   private readonly partBuffers: PartBuffers;
 
-  constructor(
-    private readonly client: S3Client,
-    private readonly bucket: string,
-    uploadMemoryBytes: number,
-  ) {
+  /** `httpsAgent`: see `s3Client`. */
+  constructor(config: S3StorageConfig, httpsAgent?: Agent) {
     super();
-    this.partBuffers = new PartBuffers(Math.max(1, Math.floor(uploadMemoryBytes / S3_PART_SIZE)));
+    this.client = s3Client(config, httpsAgent);
+    this.bucket = config.bucket;
+    this.partBuffers = new PartBuffers(Math.max(1, Math.floor(config.uploadMemoryBytes / S3_PART_SIZE)));
   }
 
   async put(source: Readable, maxBytes: number): Promise<StoredFile> {

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { Observable, of } from 'rxjs';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { AppError, ErrorCode } from '../common/errors/app-error';
+import { IDEMPOTENCY_KEY_HEADER } from '../common/http/idempotency-key';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { IdempotencyKeysRepository, KeptKey, KeyClaim } from './idempotency-keys.repository';
@@ -46,7 +47,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     const request = context.switchToHttp().getRequest<Request>();
-    const key = request.headers['idempotency-key'];
+    const key = request.headers[IDEMPOTENCY_KEY_HEADER];
     const user = request.user as AuthUser | undefined;
     if (key === undefined || !user || !WRITE_METHODS.has(request.method)) return next.handle();
     if (Array.isArray(key) || !KEY_FORMAT.test(key)) {

@@ -53,9 +53,12 @@ export interface S3Server {
 /**
  * A real S3-compatible server (s3rver) on a random port of 127.0.0.1, with one empty bucket. s3rver lacks
  * ListMultipartUploads and AbortMultipartUpload; `multipartOperations` answers them from s3rver's own state.
- * With `tls` it serves https with a self-signed certificate (clients must accept it).
+ * With `tls` it serves https with a self-signed certificate (clients must accept it). With
+ * `listsUploads: false` it answers ListMultipartUploads NotImplemented, as some S3-compatible stores do.
  */
-export async function startS3Server(options: { tls?: boolean } = {}): Promise<S3Server> {
+export async function startS3Server(
+  options: { tls?: boolean; listsUploads?: boolean } = {},
+): Promise<S3Server> {
   const directory = mkdtempSync(join(tmpdir(), 'cts-s3-'));
   const tls = options.tls ? selfSignedCertificate(directory) : null;
   const listen = (handler: RequestListener): Server =>
@@ -83,7 +86,7 @@ export async function startS3Server(options: { tls?: boolean } = {}): Promise<S3
     res.on('close', () =>
       received.push({ ...request, status: res.writableFinished ? res.statusCode : null }),
     );
-    multipartOperations(uploads, request).then(
+    multipartOperations(uploads, request, options.listsUploads ?? true).then(
       (answer) => {
         if (!answer) return s3rverCallback(req, res);
         // A refused part's body is not read: close the connection rather than leave its bytes in it.
@@ -177,12 +180,16 @@ interface Answer {
 async function multipartOperations(
   uploads: string,
   { method, path, query }: S3Request,
+  listsUploads: boolean,
 ): Promise<Answer | null> {
   // Path style: /<bucket>/<key>, or /<bucket>/ (the SDK's form) for the bucket itself.
   const [bucket, ...keyParts] = path.slice(1).split('/');
   const key = decodeURIComponent(keyParts.join('/'));
   if (bucket !== S3_TEST_BUCKET) return null;
-  if (method === 'GET' && key === '' && 'uploads' in query) return listUploads(uploads, query);
+  if (method === 'GET' && key === '' && 'uploads' in query) {
+    if (!listsUploads) return { status: 501, xml: errorXml('NotImplemented', 'ListMultipartUploads') };
+    return listUploads(uploads, query);
+  }
   if (key === '' || query.uploadId === undefined) return null;
   if ((await keyOfUpload(uploads, query.uploadId)) !== key) {
     return { status: 404, xml: errorXml('NoSuchUpload', 'The specified upload does not exist.') };

@@ -4,8 +4,8 @@ import { Readable } from 'node:stream';
 import { filesConfig, S3StorageConfig } from '../../src/config/files.config';
 import { migrateLocalFiles } from '../../src/files/file-migration';
 import { LocalFileStorage } from '../../src/files/local-file-storage';
-import { s3Client, S3FileStorage } from '../../src/files/s3-file-storage';
-import { S3_TEST_BUCKET, useStorageEnv } from '../fakes/s3-server';
+import { S3FileStorage } from '../../src/files/s3-file-storage';
+import { useStorageEnv } from '../fakes/s3-server';
 import { runCli } from '../utils/cli';
 import { useTestApp } from '../utils/test-app';
 
@@ -27,10 +27,7 @@ describe('files:migrate', () => {
     if (fileStorage.driver !== 's3') throw new Error('the S3 server is not started');
     return fileStorage.s3;
   };
-  const bucket = (): S3FileStorage => {
-    const settings = s3Settings();
-    return new S3FileStorage(s3Client(settings), S3_TEST_BUCKET, settings.uploadMemoryBytes);
-  };
+  const bucket = (): S3FileStorage => new S3FileStorage(s3Settings());
 
   it('copies every local file under its own key, skips what is there, and re-copies what differs', async () => {
     const local = new LocalFileStorage(join(ctx.dataDir, 'files'));
