@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
  * that before the tests. Why each rule below is changed: docs/decisions.md, "Lint: type-aware, …".
  */
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', '.cache/**'] },
   {
     files: ['**/*.ts'],
     extends: [...tseslint.configs.recommendedTypeChecked],
