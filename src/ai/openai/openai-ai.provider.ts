@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig } from '../../config/config';
+import { AiConfig } from '../../config/ai.config';
 import { InjectConfig } from '../../config/config.module';
 import {
   AiProvider,
@@ -33,7 +33,7 @@ interface ChatCompletion {
  */
 @Injectable()
 export class OpenAiProvider extends AiProvider {
-  constructor(@InjectConfig() private readonly config: AppConfig) {
+  constructor(@InjectConfig() private readonly config: AiConfig) {
     super();
   }
 
