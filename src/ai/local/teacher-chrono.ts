@@ -258,16 +258,40 @@ function noonIsNotAYear(context: chrono.ParsingContext, result: chrono.ParsingRe
   result.start.imply('year', today(context).year);
 }
 
+/** "Jan 30" is the 30th of January, not January 2030 (chrono's day-first English reads a year there). */
+function monthDayIsNotMonthYear(context: chrono.ParsingContext, result: chrono.ParsingResult): void {
+  const monthDay = /^[a-z]{3,9}\.?\s+(\d{1,2})$/i.exec(result.text.trim().split(/\s+/).slice(-2).join(' '));
+  if (!monthDay || result.start.isCertain('day') || !result.start.isCertain('year') || Number(monthDay[1]) > 31) return;
+  result.start.assign('day', Number(monthDay[1]));
+  result.start.delete('year');
+  result.start.imply('year', today(context).year);
+}
+
+/** `result` widened to start at `index`: a phrase before it belongs to it. */
+function widen(context: chrono.ParsingContext, result: chrono.ParsingResult, index: number): void {
+  result.text = context.text.slice(index, end(result));
+  result.index = index;
+}
+
 /** Words around a date that move it, and a zone written after its time. */
 function readSurroundings(context: chrono.ParsingContext, result: chrono.ParsingResult): void {
-  const before = context.text.slice(Math.max(0, result.index - 40), result.index);
+  const from = Math.max(0, result.index - 40);
+  const before = context.text.slice(from, result.index);
   const after = context.text.slice(end(result));
   const weekAfter = /^\s+week\b/i.exec(after);
+  const weekFrom = /\b(?:a|one)\s+week\s+from\s+$/i.exec(before);
+  const dayBefore = /\bthe\s+day\s+before\s+(?:the\s+[\p{L}\s]{1,30}?\s+(?:on\s+)?)?$/iu.exec(before);
   if (result.start.isCertain('weekday') && !result.start.isCertain('day') && weekAfter) {
     result.start.addTag(TAG.weekLater);
     result.text += weekAfter[0];
-  } else if (/\b(?:a|one)\s+week\s+from\s+$/i.test(before)) result.start.addTag(TAG.weekLater);
-  if (/\bthe\s+day\s+before\s+(?:the\s+[\p{L}\s]{1,30}?\s+(?:on\s+)?)?$/iu.test(before)) result.start.addTag(TAG.dayBefore);
+  } else if (weekFrom) {
+    result.start.addTag(TAG.weekLater);
+    widen(context, result, from + weekFrom.index);
+  }
+  if (dayBefore) {
+    result.start.addTag(TAG.dayBefore);
+    widen(context, result, from + dayBefore.index);
+  }
   if (result.end && /\b(?:moved|postponed|rescheduled|changed|pushed)\b[^.\n]{0,20}$/i.test(before)) result.start.addTag(TAG.movedTo);
   const zone = ZONE_AFTER.exec(after) ?? ZONE_INSIDE.exec(result.text);
   if (zone && result.start.isCertain('hour')) {
@@ -281,12 +305,16 @@ const CLASSROOM_REFINER: chrono.Refiner = {
     const refined = dropNumbersThatAreNotTimes(mergeBetween(context, mergeDateAndTime(context, results)));
     for (const result of refined) {
       noonIsNotAYear(context, result);
+      monthDayIsNotMonthYear(context, result);
       schoolHours(result.start);
       schoolHours(result.end);
       midnightEndsTheDay(context, result);
       readSurroundings(context, result);
     }
-    return refined;
+    // A phrase taken into a widened result ("the day before") is no date of its own.
+    return refined.filter(
+      (result) => !refined.some((other) => other !== result && other.index <= result.index && end(result) <= end(other)),
+    );
   },
 };
 

@@ -37,7 +37,7 @@ type Role = Slot | 'taskDate' | 'other';
 const START_WORDS =
   /\b(?:start|starts|starting|begin|begins|beginning|open|opens|opening|available|from|release|released|assigned)\b|开始|发布|起/gi;
 const DUE_WORDS =
-  /\b(?:due|deadline|by|before|until|till|submit|submitted|submission|close|closes|closing|end|ends|no later than|for|hand(?:ed)? in|turn(?:ed)? in|upload|return|bring)\b|截止|提交|之前|以前|交/gi;
+  /\b(?:due|deadline|by|before|until|till|submit|submitted|submission|close|closes|closing|end|ends|no later than|hand(?:ed)? in|turn(?:ed)? in|upload|return|bring)\b|截止|提交|之前|以前|交/gi;
 /** Chinese puts "before" after the date: 3月15日前提交. */
 const DUE_AFTER = /^\s*(?:之前|以前|前|截止)/;
 /** A sentence with a date and one of these is about an event, not a task ("office hours Tuesday 3–4pm"). */
@@ -48,9 +48,12 @@ const TASK_WORDS =
   /\b(?:homework|assignment|essay|report|project|worksheet|lab|quiz|test|exam|midterm|final|presentations?|speech|reading|read|write|submit|complete|finish|draft|portfolio|journal|log|notes|outline|slides|problem set|exercises?|questions?|corrections?|forms?|slips?|money)\b|作业|报告|考试|测验|练习/i;
 /** Dates that set no deadline when nothing says so: "great work today", "see you tonight". */
 const CASUAL_DAY = /^(?:today|tonight|yesterday|now|this (?:morning|afternoon|evening)|morning|night|weekend|this week|今天|昨天|今晚)$/i;
-const WEEKDAY_QUALIFIER = /\b(?:this|next|last|coming|following|previous)\b|这|本|下|上/i;
-const THIS_WEEK_CJK = /(?:这|本)(?:周|星期|礼拜)/;
+const WEEKDAY_QUALIFIER = /\b(?:this|next|last|coming|following|previous)\b/i;
+/** Chinese qualifies a weekday right before it (本周五, 下周一), outside chrono's match. */
+const WEEKDAY_QUALIFIER_CJK = /[这本下上]$/;
 const CJK = /[\u3400-\u9fff]/;
+/** An hour with nothing to tell morning from evening: "by 7", "at 5 o'clock". */
+const BARE_HOUR = /^(?:(?:by|at|before|until|till|@)\s*)?\d{1,2}(?:\s*o'?clock)?$/i;
 const LOOK_BEHIND = 48;
 const SENTENCE_END = /[!?。！？\n]|\.(?=\s|$)/g;
 const END_OF_MONTH_TAG = 'parser/ENEndOfCurrentMonthParser';
@@ -87,8 +90,11 @@ function sentenceAround(text: string, index: number, length: number): string {
 
 /** Start or due, from the words right before the mention (same line) or inside it ("by 6"), else unknown. */
 function slotWords(text: string, result: chrono.ParsedResult, previousEnd: number): Slot | null {
-  let window = text.slice(Math.max(previousEnd, result.index - LOOK_BEHIND), result.index);
-  window = window.slice(window.lastIndexOf('\n') + 1) + (/^(?:by|before|until|till)\b/i.exec(result.text)?.[0] ?? '');
+  const before = text.slice(Math.max(previousEnd, result.index - LOOK_BEHIND), result.index);
+  // The words of this sentence only, and a "by" that opens the mention itself ("by 6").
+  const window = before.split(/[.!?。！？\n](?=\s)|\n/).at(-1)! + (/^(?:by|before|until|till)\b/i.exec(result.text)?.[0] ?? '');
+  // "for Friday" right before the date: what the work is for.
+  if (/\bfor\s+(?:the\s+)?$/i.test(window)) return 'due';
   const start = lastMatchIndex(START_WORDS, window);
   const due = lastMatchIndex(DUE_WORDS, window);
   if (start >= 0 || due >= 0) return start > due ? 'start' : 'due';
@@ -149,13 +155,16 @@ function mentionOf(
   otherOrder: chrono.ParsedComponents | undefined,
   result: chrono.ParsedResult,
   context: ParseContext,
+  textBefore: string,
 ): Mention {
   const now = wallTimeAt(context.now, context.timezone);
   const today: WallDate = now;
   const readings = new Map<Reading, WallDate>([['default', dateOf(components, today)]]);
   const tags = components.tags();
   const weekday = components.isCertain('weekday') && !components.isCertain('day');
-  const weekdayOnly = weekday && !WEEKDAY_QUALIFIER.test(result.text) && !tags.has(TAG.weekLater);
+  const cjkQualifier = /^(?:周|星期|礼拜)/.test(result.text) ? WEEKDAY_QUALIFIER_CJK.exec(textBefore) : null;
+  const weekdayOnly =
+    weekday && !WEEKDAY_QUALIFIER.test(result.text) && !cjkQualifier && !tags.has(TAG.weekLater);
   const time = components.isCertain('hour')
     ? { hour: components.get('hour')!, minute: components.get('minute') ?? 0 }
     : null;
@@ -165,7 +174,7 @@ function mentionOf(
     const ahead = (components.get('weekday')! - weekdayOf(today) + 7) % 7 || 7;
     readings.set('default', addDays(today, ahead + (tags.has(TAG.weekLater) ? 7 : 0)));
     if (weekdayOnly) readings.set('followingWeek', addDays(today, ahead + 7));
-  } else if (weekday && THIS_WEEK_CJK.test(result.text)) {
+  } else if (weekday && cjkQualifier && '这本'.includes(cjkQualifier[0])) {
     // 本周五: the Friday of this week (weeks start on Monday).
     const mondayBased = (day: number): number => (day + 6) % 7;
     readings.set('default', addDays(today, mondayBased(components.get('weekday')!) - mondayBased(weekdayOf(today))));
@@ -184,10 +193,14 @@ function mentionOf(
   ) {
     readings.set('otherOrder', dateOf(otherOrder, today));
   } else if (time && !components.isCertain('day') && !weekday && !components.isCertain('month')) {
-    // A time alone ("due 9am") is the next such time: today's, or tomorrow's once it passed.
-    const todayAt = instantOf({ ...today, ...time }, zone);
-    if (todayAt <= context.now) readings.set('default', addDays(today, 1));
-    else readings.set('default', { year: today.year, month: today.month, day: today.day });
+    // A time alone ("due 9am") is the next such time: today's, or tomorrow's once it passed. A bare hour
+    // ("by 7") is the next time the clock shows it, morning or evening.
+    const hours = BARE_HOUR.test(result.text.trim()) ? [time.hour % 12, (time.hour % 12) + 12] : [time.hour];
+    const next = [0, 1]
+      .flatMap((days) => hours.map((hour) => ({ ...addDays(today, days), hour, minute: time.minute })))
+      .find((wall) => instantOf(wall, zone) > context.now)!;
+    readings.set('default', { year: next.year, month: next.month, day: next.day });
+    time.hour = next.hour;
   }
   if (tags.has(TAG.dayBefore)) {
     for (const [reading, date] of readings) readings.set(reading, addDays(date, -1));
@@ -260,20 +273,19 @@ export function extractTimeOptions(text: string, context: ParseContext): TimeOpt
     const role = roleOf(text, title, result, previousEnd);
     previousEnd = result.index + result.text.length;
     if (role === 'other') {
-      all.push(mentionOf(result.start, alternative?.start, result, context));
+      all.push(mentionOf(result.start, alternative?.start, result, context, text.slice(0, result.index)));
       continue;
     }
     if (result.end && result.start.tags().has(TAG.movedTo)) {
-      // "moved from Monday to Thursday": Thursday, as if said alone.
-      const moved = mentionOf(result.end, alternative?.end, result, context);
-      if (role === 'start') slots.start ??= moved;
-      else if (role === 'due') slots.due ??= moved;
+      // "moved from Monday to Thursday": Thursday, as if said alone; "from" is no start there.
+      const moved = mentionOf(result.end, alternative?.end, result, context, text.slice(0, result.index));
+      if (role === 'due') slots.due ??= moved;
       else taskDates.push(moved);
     } else if (result.end) {
-      slots.start ??= mentionOf(result.start, alternative?.start, result, context);
-      slots.due ??= mentionOf(result.end, alternative?.end, result, context);
+      slots.start ??= mentionOf(result.start, alternative?.start, result, context, text.slice(0, result.index));
+      slots.due ??= mentionOf(result.end, alternative?.end, result, context, text.slice(0, result.index));
     } else {
-      const mention = mentionOf(result.start, alternative?.start, result, context);
+      const mention = mentionOf(result.start, alternative?.start, result, context, text.slice(0, result.index));
       all.push(mention);
       if (role === 'taskDate') taskDates.push(mention);
       else slots[role] ??= mention;
