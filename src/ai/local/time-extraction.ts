@@ -17,7 +17,7 @@ import {
  * Ways to read an ambiguous date mention. `default` is the most likely one; the others exist only for
  * mentions that allow them, and each becomes one more time option.
  */
-type Reading = 'default' | 'otherOrder' | 'followingWeek' | 'lastWorkingDay' | 'nextMonthEnd' | 'weekEnd';
+type Reading = 'default' | 'otherOrder' | 'otherWeek' | 'lastWorkingDay' | 'nextMonthEnd' | 'weekEnd';
 
 interface Mention {
   readings: Map<Reading, WallDate>;
@@ -170,10 +170,11 @@ function mentionOf(
     : null;
   const zone = zoneOf(components, context.timezone);
   if (weekday && (weekdayOnly || tags.has(TAG.weekLater))) {
-    // A bare weekday is its next occurrence after today, or the one a week later.
+    // A bare weekday is its next occurrence after today, or the one a week later; today's own weekday is
+    // next week's, or else today.
     const ahead = (components.get('weekday')! - weekdayOf(today) + 7) % 7 || 7;
     readings.set('default', addDays(today, ahead + (tags.has(TAG.weekLater) ? 7 : 0)));
-    if (weekdayOnly) readings.set('followingWeek', addDays(today, ahead + 7));
+    if (weekdayOnly) readings.set('otherWeek', addDays(today, ahead === 7 ? 0 : ahead + 7));
   } else if (weekday && cjkQualifier && '这本'.includes(cjkQualifier[0])) {
     // 本周五: the Friday of this week (weeks start on Monday).
     const mondayBased = (day: number): number => (day + 6) % 7;
