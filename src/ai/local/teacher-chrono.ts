@@ -75,7 +75,11 @@ const ZONE_INSIDE = new RegExp(`\\b(${Object.keys(ZONES).join('|')})\\b`);
 
 type Components = Partial<Record<chrono.Component, number>>;
 
-function parser(pattern: RegExp, extract: (match: RegExpMatchArray, context: chrono.ParsingContext) => Components | null, tag?: string): chrono.Parser {
+function parser(
+  pattern: RegExp,
+  extract: (match: RegExpMatchArray, context: chrono.ParsingContext) => Components | null,
+  tag?: string,
+): chrono.Parser {
   return {
     pattern: () => pattern,
     extract: (context, match) => {
@@ -88,13 +92,20 @@ function parser(pattern: RegExp, extract: (match: RegExpMatchArray, context: chr
 }
 
 /** The reference date as the caller's clocks show it (chrono keeps it shifted into the given offset). */
-function today(context: chrono.ParsingContext): { year: number; month: number; day: number; weekday: number } {
+function today(context: chrono.ParsingContext): {
+  year: number;
+  month: number;
+  day: number;
+  weekday: number;
+} {
   const components = context.createParsingComponents();
   return {
     year: components.get('year')!,
     month: components.get('month')!,
     day: components.get('day')!,
-    weekday: new Date(Date.UTC(components.get('year')!, components.get('month')! - 1, components.get('day')!)).getUTCDay(),
+    weekday: new Date(
+      Date.UTC(components.get('year')!, components.get('month')! - 1, components.get('day')!),
+    ).getUTCDay(),
   };
 }
 
@@ -122,11 +133,18 @@ const CUSTOM_PARSERS: chrono.Parser[] = [
   ),
   // "Monday 1300": a four-digit 24-hour time right after a day
   parser(
-    new RegExp(`\\b(${WEEKDAY}|tomorrow|today)\\s+(?:at\\s+|@\\s*)?([01]\\d|2[0-3])([0-5]\\d)(?:\\s*h(?:rs?|ours)?)?\\b`, 'i'),
+    new RegExp(
+      `\\b(${WEEKDAY}|tomorrow|today)\\s+(?:at\\s+|@\\s*)?([01]\\d|2[0-3])([0-5]\\d)(?:\\s*h(?:rs?|ours)?)?\\b`,
+      'i',
+    ),
     (match, context) => {
       const day = match[1].toLowerCase();
       const date =
-        day === 'today' ? daysFromToday(context, 0) : day === 'tomorrow' ? daysFromToday(context, 1) : { weekday: weekdayNumber(match[2]) };
+        day === 'today'
+          ? daysFromToday(context, 0)
+          : day === 'tomorrow'
+            ? daysFromToday(context, 1)
+            : { weekday: weekdayNumber(match[2]) };
       return { ...date, hour: Number(match[3]), minute: Number(match[4]) };
     },
   ),
@@ -172,16 +190,28 @@ const DATE_TIME_GAP =
   /^\s*(?:,|at|by|@|before|until|till|on|from|-|—|–|in the|the|this|arvo|morning|afternoon|evening|night)?\s*(?:,|at|by|@|before|on)?\s*$/i;
 
 /** A date result followed or preceded by a time-only result across a connecting word: one result. */
-function mergeDateAndTime(context: chrono.ParsingContext, results: chrono.ParsingResult[]): chrono.ParsingResult[] {
+function mergeDateAndTime(
+  context: chrono.ParsingContext,
+  results: chrono.ParsingResult[],
+): chrono.ParsingResult[] {
   const merged: chrono.ParsingResult[] = [];
   for (const result of results) {
     const previous = merged.at(-1);
-    if (previous && !previous.end && !result.end && DATE_TIME_GAP.test(context.text.slice(end(previous), result.index))) {
-      const [date, time] = isDated(previous.start) && !isTimed(previous.start) && isTimed(result.start) && !isDated(result.start)
-        ? [previous, result]
-        : isDated(result.start) && !isTimed(result.start) && isTimed(previous.start) && !isDated(previous.start)
-          ? [result, previous]
-          : [null, null];
+    if (
+      previous &&
+      !previous.end &&
+      !result.end &&
+      DATE_TIME_GAP.test(context.text.slice(end(previous), result.index))
+    ) {
+      const [date, time] =
+        isDated(previous.start) && !isTimed(previous.start) && isTimed(result.start) && !isDated(result.start)
+          ? [previous, result]
+          : isDated(result.start) &&
+              !isTimed(result.start) &&
+              isTimed(previous.start) &&
+              !isDated(previous.start)
+            ? [result, previous]
+            : [null, null];
       if (date && time) {
         for (const component of ['hour', 'minute', 'second', 'meridiem', 'timezoneOffset'] as const) {
           if (time.start.isCertain(component)) date.start.assign(component, time.start.get(component)!);
@@ -199,7 +229,10 @@ function mergeDateAndTime(context: chrono.ParsingContext, results: chrono.Parsin
 }
 
 /** "between Monday and Wednesday": one range, like "from Monday to Wednesday". */
-function mergeBetween(context: chrono.ParsingContext, results: chrono.ParsingResult[]): chrono.ParsingResult[] {
+function mergeBetween(
+  context: chrono.ParsingContext,
+  results: chrono.ParsingResult[],
+): chrono.ParsingResult[] {
   const merged: chrono.ParsingResult[] = [];
   for (const result of results) {
     const previous = merged.at(-1);
@@ -220,7 +253,8 @@ function mergeBetween(context: chrono.ParsingContext, results: chrono.ParsingRes
 }
 
 /** A number or number range read as a time ("sections 4–6", "questions 12-15") is not one. */
-const TIME_WORDS = /[:.]\d|am\b|pm\b|a\.m|p\.m|noon|midnight|o'?clock|past|quarter|half|\b(?:by|at|before|until|till|@)\s*\d/i;
+const TIME_WORDS =
+  /[:.]\d|am\b|pm\b|a\.m|p\.m|noon|midnight|o'?clock|past|quarter|half|\b(?:by|at|before|until|till|@)\s*\d/i;
 
 function dropNumbersThatAreNotTimes(results: chrono.ParsingResult[]): chrono.ParsingResult[] {
   return results.filter((result) => isDated(result.start) || TIME_WORDS.test(result.text));
@@ -261,7 +295,13 @@ function noonIsNotAYear(context: chrono.ParsingContext, result: chrono.ParsingRe
 /** "Jan 30" is the 30th of January, not January 2030 (chrono's day-first English reads a year there). */
 function monthDayIsNotMonthYear(context: chrono.ParsingContext, result: chrono.ParsingResult): void {
   const monthDay = /^[a-z]{3,9}\.?\s+(\d{1,2})$/i.exec(result.text.trim().split(/\s+/).slice(-2).join(' '));
-  if (!monthDay || result.start.isCertain('day') || !result.start.isCertain('year') || Number(monthDay[1]) > 31) return;
+  if (
+    !monthDay ||
+    result.start.isCertain('day') ||
+    !result.start.isCertain('year') ||
+    Number(monthDay[1]) > 31
+  )
+    return;
   result.start.assign('day', Number(monthDay[1]));
   result.start.delete('year');
   result.start.imply('year', today(context).year);
@@ -292,12 +332,25 @@ function readSurroundings(context: chrono.ParsingContext, result: chrono.Parsing
     result.start.addTag(TAG.dayBefore);
     widen(context, result, from + dayBefore.index);
   }
-  if (result.end && /\b(?:moved|postponed|rescheduled|changed|pushed)\b[^.\n]{0,20}$/i.test(before)) result.start.addTag(TAG.movedTo);
+  if (result.end && /\b(?:moved|postponed|rescheduled|changed|pushed)\b[^.\n]{0,20}$/i.test(before))
+    result.start.addTag(TAG.movedTo);
   const zone = ZONE_AFTER.exec(after) ?? ZONE_INSIDE.exec(result.text);
   if (zone && result.start.isCertain('hour')) {
     if (zone.index === 0 && !ZONE_INSIDE.test(result.text)) result.text += zone[0];
     result.start.addTag(`${TAG.zone}${ZONES[zone[1]]}`);
   }
+}
+
+/** A phrase taken into a widened result ("the day before") is no date of its own. */
+function withoutSwallowed(results: chrono.ParsingResult[]): chrono.ParsingResult[] {
+  const byStart = [...results].sort((a, b) => a.index - b.index || end(b) - end(a));
+  const kept: chrono.ParsingResult[] = [];
+  let reach = -1;
+  for (const result of byStart) {
+    if (end(result) > reach || result.index > reach) kept.push(result);
+    reach = Math.max(reach, end(result));
+  }
+  return kept;
 }
 
 const CLASSROOM_REFINER: chrono.Refiner = {
@@ -311,10 +364,7 @@ const CLASSROOM_REFINER: chrono.Refiner = {
       midnightEndsTheDay(context, result);
       readSurroundings(context, result);
     }
-    // A phrase taken into a widened result ("the day before") is no date of its own.
-    return refined.filter(
-      (result) => !refined.some((other) => other !== result && other.index <= result.index && end(result) <= end(other)),
-    );
+    return withoutSwallowed(refined);
   },
 };
 

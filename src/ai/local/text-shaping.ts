@@ -26,7 +26,8 @@ const TRAILING_DEADLINE = /\s*[:：—–,-]\s*(?:deadline|due)\b.*$/i;
  * "Mr. Chen"), or a Chinese one anywhere.
  */
 const SENTENCE_END = /(?<!\b(?:[A-Za-z]|Mr|Ms|Mrs|Dr|St|No|vs|pp))[.!?]+(?=\s+[^\p{Ll}\d]|\s*$)|[。！？]/u;
-const EDGE_DECORATION = /^[\p{Extended_Pictographic}\uFE0F\u200D*_`~\s]+|[\p{Extended_Pictographic}\uFE0F\u200D*_`~\s]+$/gu;
+const EDGE_DECORATION =
+  /^[\p{Extended_Pictographic}\uFE0F\u200D*_`~\s]+|[\p{Extended_Pictographic}\uFE0F\u200D*_`~\s]+$/gu;
 const TRAILING_PUNCTUATION = /[\s.!?。！？,;:：]+$/u;
 
 const undecorated = (text: string): string => text.replace(EDGE_DECORATION, '');
@@ -69,10 +70,14 @@ export function deriveTitle(text: string): Title {
     if (!subject) continue;
     const end = SENTENCE_END.exec(subject);
     let title = end ? subject.slice(0, end.index + end[0].length) : subject;
-    title = undecorated(title.replace(TRAILING_DEADLINE, (clause) => (clause.length < title.length ? '' : clause)));
+    title = undecorated(
+      title.replace(TRAILING_DEADLINE, (clause) => (clause.length < title.length ? '' : clause)),
+    );
     title = title.replace(TRAILING_PUNCTUATION, '') || title;
     title = fitTitle(title.charAt(0).toUpperCase() + title.slice(1));
-    const whole = title === subject.replace(TRAILING_PUNCTUATION, '') && title === undecorated(line.replace(LINE_MARKER, '')).replace(TRAILING_PUNCTUATION, '');
+    const whole =
+      title === subject.replace(TRAILING_PUNCTUATION, '') &&
+      title === undecorated(line.replace(LINE_MARKER, '')).replace(TRAILING_PUNCTUATION, '');
     return { title, line: whole ? index : null };
   }
   return { title: null, line: null };

@@ -30,6 +30,11 @@ interface Mention {
 }
 
 type Slot = 'start' | 'due';
+
+/** The parse's context with the caller's date, looked up once. */
+interface ReadingContext extends ParseContext {
+  today: WallDate;
+}
 /** What a date in a text is: a deadline or start (said so, or a date of a task), or neither. */
 type Role = Slot | 'taskDate' | 'other';
 
@@ -47,7 +52,8 @@ const EVENT_WORDS =
 const TASK_WORDS =
   /\b(?:homework|assignment|essay|report|project|worksheet|lab|quiz|test|exam|midterm|final|presentations?|speech|reading|read|write|submit|complete|finish|draft|portfolio|journal|log|notes|outline|slides|problem set|exercises?|questions?|corrections?|forms?|slips?|money)\b|作业|报告|考试|测验|练习/i;
 /** Dates that set no deadline when nothing says so: "great work today", "see you tonight". */
-const CASUAL_DAY = /^(?:today|tonight|yesterday|now|this (?:morning|afternoon|evening)|morning|night|weekend|this week|今天|昨天|今晚)$/i;
+const CASUAL_DAY =
+  /^(?:today|tonight|yesterday|now|this (?:morning|afternoon|evening)|morning|night|weekend|this week|今天|昨天|今晚)$/i;
 const WEEKDAY_QUALIFIER = /\b(?:this|next|last|coming|following|previous)\b/i;
 /** Chinese qualifies a weekday right before it (本周五, 下周一), outside chrono's match. */
 const WEEKDAY_QUALIFIER_CJK = /[这本下上]$/;
@@ -55,6 +61,8 @@ const CJK = /[\u3400-\u9fff]/;
 /** An hour with nothing to tell morning from evening: "by 7", "at 5 o'clock". */
 const BARE_HOUR = /^(?:(?:by|at|before|until|till|@)\s*)?\d{1,2}(?:\s*o'?clock)?$/i;
 const LOOK_BEHIND = 48;
+/** How far from a date its sentence is read for what the date is about. */
+const SENTENCE_REACH = 160;
 const SENTENCE_END = /[!?。！？\n]|\.(?=\s|$)/g;
 const END_OF_MONTH_TAG = 'parser/ENEndOfCurrentMonthParser';
 /** Numeric dates like 3/4: the only ones the other day-month order can change. */
@@ -74,25 +82,30 @@ function lastMatchIndex(pattern: RegExp, text: string): number {
   return last;
 }
 
-/** The sentence around `index`. */
-function sentenceAround(text: string, index: number, length: number): string {
-  let from = 0;
-  let to = text.length;
-  for (const match of text.matchAll(SENTENCE_END)) {
-    if (match.index < index) from = match.index + 1;
-    else if (match.index >= index + length) {
-      to = match.index;
-      break;
-    }
+/** Where the sentences of a text start; the first at 0. */
+function sentenceStarts(text: string): number[] {
+  return [0, ...[...text.matchAll(SENTENCE_END)].map((match) => match.index + 1)];
+}
+
+/** The index in `starts` of the sentence that holds `index`. */
+function sentenceAt(starts: number[], index: number): number {
+  let low = 0;
+  let high = starts.length - 1;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (starts[middle] <= index) low = middle;
+    else high = middle - 1;
   }
-  return text.slice(from, to);
+  return low;
 }
 
 /** Start or due, from the words right before the mention (same line) or inside it ("by 6"), else unknown. */
 function slotWords(text: string, result: chrono.ParsedResult, previousEnd: number): Slot | null {
   const before = text.slice(Math.max(previousEnd, result.index - LOOK_BEHIND), result.index);
   // The words of this sentence only, and a "by" that opens the mention itself ("by 6").
-  const window = before.split(/[.!?。！？\n](?=\s)|\n/).at(-1)! + (/^(?:by|before|until|till)\b/i.exec(result.text)?.[0] ?? '');
+  const window =
+    before.split(/[.!?。！？\n](?=\s)|\n/).at(-1)! +
+    (/^(?:by|before|until|till)\b/i.exec(result.text)?.[0] ?? '');
   // "for Friday" right before the date: what the work is for.
   if (/\bfor\s+(?:the\s+)?$/i.test(window)) return 'due';
   const start = lastMatchIndex(START_WORDS, window);
@@ -102,13 +115,21 @@ function slotWords(text: string, result: chrono.ParsedResult, previousEnd: numbe
 }
 
 /** What the date is: said to be a deadline or start, the date of a task, or something else (an event). */
-function roleOf(text: string, title: string, result: chrono.ParsedResult, previousEnd: number): Role {
+function roleOf(
+  text: string,
+  sentence: string,
+  title: string,
+  result: chrono.ParsedResult,
+  previousEnd: number,
+): Role {
   const slot = slotWords(text, result, previousEnd);
   if (slot === 'due') return 'due';
-  const sentence = sentenceAround(text, result.index, result.text.length);
   const before = text.slice(Math.max(0, result.index - 12), result.index);
   const sameDayRange =
-    result.end && result.end.isCertain('hour') && !result.end.isCertain('day') && !result.end.isCertain('weekday');
+    result.end &&
+    result.end.isCertain('hour') &&
+    !result.end.isCertain('day') &&
+    !result.end.isCertain('weekday');
   if (
     EVENT_WORDS.test(sentence) ||
     CASUAL_DAY.test(result.text.trim()) ||
@@ -136,9 +157,7 @@ function dateOf(components: chrono.ParsedComponents, today: WallDate): WallDate 
   };
   if (components.tags().has(TAG.dayOfMonth)) {
     const thisMonth = { ...today, day: date.day };
-    return isBefore(thisMonth, today)
-      ? { ...endOfMonth(today, 1), day: date.day }
-      : thisMonth;
+    return isBefore(thisMonth, today) ? { ...endOfMonth(today, 1), day: date.day } : thisMonth;
   }
   const yearImplied =
     components.isCertain('month') && components.isCertain('day') && !components.isCertain('year');
@@ -154,11 +173,10 @@ function mentionOf(
   components: chrono.ParsedComponents,
   otherOrder: chrono.ParsedComponents | undefined,
   result: chrono.ParsedResult,
-  context: ParseContext,
+  context: ReadingContext,
   textBefore: string,
 ): Mention {
-  const now = wallTimeAt(context.now, context.timezone);
-  const today: WallDate = now;
+  const { today } = context;
   const readings = new Map<Reading, WallDate>([['default', dateOf(components, today)]]);
   const tags = components.tags();
   const weekday = components.isCertain('weekday') && !components.isCertain('day');
@@ -178,7 +196,10 @@ function mentionOf(
   } else if (weekday && cjkQualifier && '这本'.includes(cjkQualifier[0])) {
     // 本周五: the Friday of this week (weeks start on Monday).
     const mondayBased = (day: number): number => (day + 6) % 7;
-    readings.set('default', addDays(today, mondayBased(components.get('weekday')!) - mondayBased(weekdayOf(today))));
+    readings.set(
+      'default',
+      addDays(today, mondayBased(components.get('weekday')!) - mondayBased(weekdayOf(today))),
+    );
   } else if (tags.has(TAG.endOfWeek)) {
     const friday = readings.get('default')!;
     readings.set('weekEnd', addDays(friday, 2));
@@ -237,12 +258,18 @@ function wallTimeOf(mention: Mention, reading: Reading, slot: Slot): WallTime {
 const firstLine = (text: string): string => text.split('\n').find((line) => line.trim().length > 0) ?? '';
 
 /**
- * A bare weekday next to a full date of the same weekday ("the Monday after break (Nov 30)") is that date.
+ * A bare weekday next to a full date of the same weekday in its sentence ("the Monday after break (Nov 30)")
+ * is that date.
  */
-function pinWeekday(mention: Mention, others: Mention[]): void {
+function pinWeekday(mention: Mention, sameSentence: Mention[]): void {
   if (!mention.weekdayOnly) return;
   const weekday = weekdayOf(mention.readings.get('default')!);
-  const date = others.find((other) => !other.weekdayOnly && other.readings.size === 1 && weekdayOf(other.readings.get('default')!) === weekday);
+  const date = sameSentence.find(
+    (other) =>
+      !other.weekdayOnly &&
+      other.readings.size === 1 &&
+      weekdayOf(other.readings.get('default')!) === weekday,
+  );
   if (date) {
     mention.readings = new Map(date.readings);
     mention.weekdayOnly = false;
@@ -265,38 +292,54 @@ export function extractTimeOptions(text: string, context: ParseContext): TimeOpt
   if (results.length === 0) return null;
   const otherOrder = new Map(secondary.parse(text, reference).map((r) => [r.index, r]));
   const title = firstLine(text);
+  const readingContext = { ...context, today: wallTimeAt(context.now, context.timezone) };
+  const starts = sentenceStarts(text);
   const slots: Partial<Record<Slot, Mention>> = {};
+  const sentenceOf = new Map<Mention, number>();
   const taskDates: Mention[] = [];
-  const all: Mention[] = [];
   let previousEnd = 0;
   for (const result of results) {
     const alternative = otherOrder.get(result.index);
-    const role = roleOf(text, title, result, previousEnd);
+    const sentenceIndex = sentenceAt(starts, result.index);
+    // A run-on "sentence" (a list without full stops) is read only near the date.
+    const sentence = text.slice(
+      Math.max(starts[sentenceIndex], result.index - SENTENCE_REACH),
+      Math.min(starts[sentenceIndex + 1] ?? text.length, result.index + result.text.length + SENTENCE_REACH),
+    );
+    const role = roleOf(text, sentence, title, result, previousEnd);
     previousEnd = result.index + result.text.length;
-    if (role === 'other') {
-      all.push(mentionOf(result.start, alternative?.start, result, context, text.slice(0, result.index)));
-      continue;
-    }
+    const textBefore = text.slice(Math.max(0, result.index - 4), result.index);
+    const mention = (components: chrono.ParsedComponents, other?: chrono.ParsedComponents): Mention => {
+      const made = mentionOf(components, other, result, readingContext, textBefore);
+      sentenceOf.set(made, sentenceIndex);
+      return made;
+    };
     if (result.end && result.start.tags().has(TAG.movedTo)) {
       // "moved from Monday to Thursday": Thursday, as if said alone; "from" is no start there.
-      const moved = mentionOf(result.end, alternative?.end, result, context, text.slice(0, result.index));
+      const moved = mention(result.end, alternative?.end);
       if (role === 'due') slots.due ??= moved;
-      else taskDates.push(moved);
-    } else if (result.end) {
-      slots.start ??= mentionOf(result.start, alternative?.start, result, context, text.slice(0, result.index));
-      slots.due ??= mentionOf(result.end, alternative?.end, result, context, text.slice(0, result.index));
-    } else {
-      const mention = mentionOf(result.start, alternative?.start, result, context, text.slice(0, result.index));
-      all.push(mention);
-      if (role === 'taskDate') taskDates.push(mention);
-      else slots[role] ??= mention;
+      else if (role !== 'other') taskDates.push(moved);
+    } else if (result.end && role !== 'other') {
+      slots.start ??= mention(result.start, alternative?.start);
+      slots.due ??= mention(result.end, alternative?.end);
+    } else if (!result.end) {
+      const made = mention(result.start, alternative?.start);
+      if (role === 'taskDate') taskDates.push(made);
+      else if (role !== 'other') slots[role] ??= made;
     }
   }
   // A task's date with no word saying what it is: a task text names its deadline first.
   slots.due ??= taskDates.shift();
   slots.start ??= slots.due ? undefined : taskDates.shift();
   if (!slots.due && !slots.start) return null;
-  for (const slot of [slots.due, slots.start]) if (slot) pinWeekday(slot, all);
+  const mentions = [...sentenceOf.keys()];
+  for (const slot of [slots.due, slots.start]) {
+    if (slot)
+      pinWeekday(
+        slot,
+        mentions.filter((other) => sentenceOf.get(other) === sentenceOf.get(slot)),
+      );
+  }
   const readings: Reading[] = ['default'];
   for (const mention of [slots.due, slots.start]) {
     for (const reading of mention?.readings.keys() ?? [])

@@ -1,11 +1,5 @@
 import { isIsoTimestamp } from '../../common/validation/validators';
-import {
-  DESCRIPTION_MAX_LENGTH,
-  fitTitle,
-  MAX_TIME_OPTIONS,
-  ParseResult,
-  TimeOption,
-} from '../ai-provider';
+import { DESCRIPTION_MAX_LENGTH, fitTitle, MAX_TIME_OPTIONS, ParseResult, TimeOption } from '../ai-provider';
 
 /** The model answered something that is not a ParseResult; the caller answers with every field null. */
 export class ModelOutputError extends Error {}
