@@ -34,7 +34,7 @@ const WORD_NUMBERS: Record<string, number> = {
   twelve: 12,
 };
 const HOUR = `(\\d{1,2}|${Object.keys(WORD_NUMBERS).join('|')})`;
-const hourOf = (word: string): number => WORD_NUMBERS[word.toLowerCase()] ?? Number(word);
+const numberOf = (word: string): number => WORD_NUMBERS[word.toLowerCase()] ?? Number(word);
 
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 const WEEKDAY = '(sun|mon|tue|tues|wed|thu|thur|thurs|fri|sat)(?:day|nesday|sday|urday)?\\.?';
@@ -118,7 +118,7 @@ function daysFromToday(context: chrono.ParsingContext, days: number): Components
 const CUSTOM_PARSERS: chrono.Parser[] = [
   // "quarter past four", "half past three", "quarter to five"
   parser(new RegExp(`\\b(?:(quarter|half)\\s+past|(quarter)\\s+to)\\s+${HOUR}\\b`, 'i'), (match) => {
-    const hour = hourOf(match[3]);
+    const hour = numberOf(match[3]);
     if (hour < 1 || hour > 12) return null;
     if (match[2]) return { hour: hour - 1, minute: 45 };
     return { hour, minute: match[1].toLowerCase() === 'half' ? 30 : 15 };
@@ -163,14 +163,23 @@ const CUSTOM_PARSERS: chrono.Parser[] = [
   ),
   // "the day after tomorrow"
   parser(/\b(?:the\s+)?day\s+after\s+tomorrow\b/i, (_match, context) => daysFromToday(context, 2)),
-  // "end of the week", "end of this week", "by the end of week"
+  // "end of the week", "end of this week", "by the end of next week"
   parser(
-    /\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?week\b/i,
-    (_match, context) => {
+    /\b(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|(next)\s+)?week\b/i,
+    (match, context) => {
       const ahead = (5 - today(context).weekday + 7) % 7;
-      return daysFromToday(context, ahead);
+      return daysFromToday(context, ahead + (match[1] ? 7 : 0));
     },
     TAG.endOfWeek,
+  ),
+  // "3 weeks from today", "two days from tomorrow"
+  parser(
+    new RegExp(`\\b(\\d{1,2}|a|${Object.keys(WORD_NUMBERS).join('|')})\\s+(day|week)s?\\s+from\\s+(today|tomorrow)\\b`, 'i'),
+    (match, context) => {
+      const count = /^an?$/i.test(match[1]) ? 1 : numberOf(match[1]);
+      const days = count * (match[2].toLowerCase() === 'week' ? 7 : 1) + (match[3].toLowerCase() === 'tomorrow' ? 1 : 0);
+      return daysFromToday(context, days);
+    },
   ),
   // "3.4." (day.month., as written in much of Europe)
   parser(/\b(\d{1,2})\.(\d{1,2})\.(?!\d)/, (match) => {
