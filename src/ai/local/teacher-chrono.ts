@@ -174,10 +174,14 @@ const CUSTOM_PARSERS: chrono.Parser[] = [
   ),
   // "3 weeks from today", "two days from tomorrow"
   parser(
-    new RegExp(`\\b(\\d{1,2}|a|${Object.keys(WORD_NUMBERS).join('|')})\\s+(day|week)s?\\s+from\\s+(today|tomorrow)\\b`, 'i'),
+    new RegExp(
+      `\\b(\\d{1,2}|a|${Object.keys(WORD_NUMBERS).join('|')})\\s+(day|week)s?\\s+from\\s+(today|tomorrow)\\b`,
+      'i',
+    ),
     (match, context) => {
       const count = /^an?$/i.test(match[1]) ? 1 : numberOf(match[1]);
-      const days = count * (match[2].toLowerCase() === 'week' ? 7 : 1) + (match[3].toLowerCase() === 'tomorrow' ? 1 : 0);
+      const days =
+        count * (match[2].toLowerCase() === 'week' ? 7 : 1) + (match[3].toLowerCase() === 'tomorrow' ? 1 : 0);
       return daysFromToday(context, days);
     },
   ),

@@ -40,16 +40,17 @@ function withoutGreeting(line: string): string {
   return undecorated(line.slice(end.index + end[0].length));
 }
 
-/** The subject a line states, '' when it states none (a greeting, a bare deadline line). */
-function subjectOf(line: string): string {
+/**
+ * The subject a line states, '' when it states none (a greeting, a bare deadline line); `whole` when only
+ * greetings, labels and decoration were left out, so the line says nothing more than the subject.
+ */
+function subjectOf(line: string): { subject: string; whole: boolean } {
   let subject = undecorated(withoutGreeting(undecorated(line.replace(LINE_MARKER, ''))));
   while (SUBJECT_LABEL.test(subject)) subject = undecorated(subject.replace(SUBJECT_LABEL, ''));
   const deadline = DEADLINE_LABEL.exec(subject);
-  if (deadline) {
-    const rest = subject.slice(deadline[0].length);
-    subject = DATE_START.test(rest) ? '' : rest;
-  }
-  return subject;
+  if (!deadline) return { subject, whole: true };
+  const rest = subject.slice(deadline[0].length);
+  return { subject: DATE_START.test(rest) ? '' : rest, whole: false };
 }
 
 export interface Title {
@@ -66,7 +67,7 @@ export interface Title {
 export function deriveTitle(text: string): Title {
   const lines = text.split(/\r?\n/);
   for (const [index, line] of lines.entries()) {
-    const subject = subjectOf(line);
+    const { subject, whole } = subjectOf(line);
     if (!subject) continue;
     const end = SENTENCE_END.exec(subject);
     let title = end ? subject.slice(0, end.index + end[0].length) : subject;
@@ -74,11 +75,13 @@ export function deriveTitle(text: string): Title {
       title.replace(TRAILING_DEADLINE, (clause) => (clause.length < title.length ? '' : clause)),
     );
     title = title.replace(TRAILING_PUNCTUATION, '') || title;
-    title = fitTitle(title.charAt(0).toUpperCase() + title.slice(1));
-    const whole =
+    const fitted = fitTitle(title.charAt(0).toUpperCase() + title.slice(1));
+    // A title cut short or taken from part of the line leaves the line to the description.
+    const tookAll =
+      whole &&
       title === subject.replace(TRAILING_PUNCTUATION, '') &&
-      title === undecorated(line.replace(LINE_MARKER, '')).replace(TRAILING_PUNCTUATION, '');
-    return { title, line: whole ? index : null };
+      [...fitted].length === [...title].length;
+    return { title: fitted, line: tookAll ? index : null };
   }
   return { title: null, line: null };
 }
