@@ -50,6 +50,8 @@ interface Verdict {
   item: LabelledText;
   result: ParseResult;
   ms: number;
+  /** The time of the first of several runs, when the text was run several times. */
+  firstMs?: number;
   deadlineFirst: boolean;
   deadlineAny: boolean;
   titleRight: boolean;
@@ -108,6 +110,14 @@ function report(name: string, verdicts: Verdict[]): Score {
   console.log(
     `  latency                   p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms, max ${times.at(-1)!.toFixed(1)} ms`,
   );
+  const firstTimes = verdicts
+    .flatMap((v) => (v.firstMs === undefined ? [] : [v.firstMs]))
+    .sort((a, b) => a - b);
+  if (firstTimes.length > 0) {
+    console.log(
+      `  latency, first run only   p50 ${percentile(firstTimes, 50).toFixed(1)} ms, p95 ${percentile(firstTimes, 95).toFixed(1)} ms, max ${firstTimes.at(-1)!.toFixed(1)} ms`,
+    );
+  }
   const misses = verdicts.filter((v) => !v.deadlineFirst || !v.titleRight);
   if (misses.length > 0) console.log(`  misses (${misses.length}):`);
   for (const { item, result, deadlineFirst, titleRight } of misses) {
@@ -143,7 +153,7 @@ function evaluateLocal(): Verdict[] {
       parseLocally(input);
       return performance.now() - started;
     });
-    return judge(item, parseLocally(input), times.sort((a, b) => a - b)[1]);
+    return { ...judge(item, parseLocally(input), [...times].sort((a, b) => a - b)[1]), firstMs: times[0] };
   });
 }
 
