@@ -64,7 +64,9 @@ function judge(item: LabelledText, result: ParseResult, ms: number): Verdict {
   const start = item.start === undefined ? undefined : instantOfLabel(item.start, timezone);
   const accepted = [due, ...(item.accept ?? []).map((label) => instantOfLabel(label, timezone))];
   const first = options[0];
-  const deadlineFirst = (first?.dueAt ?? null) === due && (start === undefined || first?.startAt === start);
+  // A failed parse (every field null) is right about nothing, not even a text without a deadline.
+  const deadlineFirst =
+    first !== undefined && first.dueAt === due && (start === undefined || first.startAt === start);
   const deadlineAny = options.some((option) => accepted.includes(option.dueAt));
   const titleRight =
     result.title !== null && item.title.map(normalizedTitle).includes(normalizedTitle(result.title));
@@ -102,7 +104,8 @@ function report(name: string, verdicts: Verdict[]): Score {
   const times = verdicts.map((v) => v.ms).sort((a, b) => a - b);
   const p50 = percentile(times, 50);
   const p95 = percentile(times, 95);
-  console.log(`\n${name}: ${verdicts.length} texts`);
+  const failures = verdicts.filter((v) => v.result.timeOptions === null).length;
+  console.log(`\n${name}: ${verdicts.length} texts${failures > 0 ? `, ${failures} failed answers` : ''}`);
   console.log(`  deadline, first option    ${share(firstRight, withDeadline.length)}`);
   console.log(`  deadline, any option      ${share(anyRight, withDeadline.length)}`);
   console.log(`  no deadline → dueAt null  ${share(noneRight, withoutDeadline.length)}`);
