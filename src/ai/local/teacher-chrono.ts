@@ -202,43 +202,51 @@ const end = (result: chrono.ParsingResult): number => result.index + result.text
 const DATE_TIME_GAP =
   /^\s*(?:,|at|by|@|before|until|till|on|from|-|—|–|in the|the|this|arvo|morning|afternoon|evening|night)?\s*(?:,|at|by|@|before|on)?\s*$/i;
 
+/**
+ * Neighbouring single results that `join` makes one (it answers the joined result, or null to keep both);
+ * a joined result may join the next one too.
+ */
+function joinNeighbours(
+  results: chrono.ParsingResult[],
+  join: (previous: chrono.ParsingResult, next: chrono.ParsingResult) => chrono.ParsingResult | null,
+): chrono.ParsingResult[] {
+  const joined: chrono.ParsingResult[] = [];
+  for (const result of results) {
+    const previous = joined.at(-1);
+    const both = previous && !previous.end && !result.end ? join(previous, result) : null;
+    if (both) joined[joined.length - 1] = both;
+    else joined.push(result);
+  }
+  return joined;
+}
+
+const isDateOnly = (components: chrono.ParsingComponents): boolean =>
+  isDated(components) && !isTimed(components);
+const isTimeOnly = (components: chrono.ParsingComponents): boolean =>
+  isTimed(components) && !isDated(components);
+
 /** A date result followed or preceded by a time-only result across a connecting word: one result. */
 function mergeDateAndTime(
   context: chrono.ParsingContext,
   results: chrono.ParsingResult[],
 ): chrono.ParsingResult[] {
-  const merged: chrono.ParsingResult[] = [];
-  for (const result of results) {
-    const previous = merged.at(-1);
-    if (
-      previous &&
-      !previous.end &&
-      !result.end &&
-      DATE_TIME_GAP.test(context.text.slice(end(previous), result.index))
-    ) {
-      const [date, time] =
-        isDated(previous.start) && !isTimed(previous.start) && isTimed(result.start) && !isDated(result.start)
-          ? [previous, result]
-          : isDated(result.start) &&
-              !isTimed(result.start) &&
-              isTimed(previous.start) &&
-              !isDated(previous.start)
-            ? [result, previous]
-            : [null, null];
-      if (date && time) {
-        for (const component of ['hour', 'minute', 'second', 'meridiem', 'timezoneOffset'] as const) {
-          if (time.start.isCertain(component)) date.start.assign(component, time.start.get(component)!);
-        }
-        date.start.addTags(time.start.tags());
-        date.text = context.text.slice(previous.index, end(result));
-        date.index = previous.index;
-        merged[merged.length - 1] = date;
-        continue;
-      }
+  return joinNeighbours(results, (previous, next) => {
+    if (!DATE_TIME_GAP.test(context.text.slice(end(previous), next.index))) return null;
+    const [date, time] =
+      isDateOnly(previous.start) && isTimeOnly(next.start)
+        ? [previous, next]
+        : isDateOnly(next.start) && isTimeOnly(previous.start)
+          ? [next, previous]
+          : [null, null];
+    if (!date || !time) return null;
+    for (const component of ['hour', 'minute', 'second', 'meridiem', 'timezoneOffset'] as const) {
+      if (time.start.isCertain(component)) date.start.assign(component, time.start.get(component)!);
     }
-    merged.push(result);
-  }
-  return merged;
+    date.start.addTags(time.start.tags());
+    date.text = context.text.slice(previous.index, end(next));
+    date.index = previous.index;
+    return date;
+  });
 }
 
 /** "between Monday and Wednesday": one range, like "from Monday to Wednesday". */
@@ -246,23 +254,17 @@ function mergeBetween(
   context: chrono.ParsingContext,
   results: chrono.ParsingResult[],
 ): chrono.ParsingResult[] {
-  const merged: chrono.ParsingResult[] = [];
-  for (const result of results) {
-    const previous = merged.at(-1);
+  return joinNeighbours(results, (previous, next) => {
     if (
-      previous &&
-      !previous.end &&
-      !result.end &&
-      /\bbetween\s*$/i.test(context.text.slice(Math.max(0, previous.index - 10), previous.index)) &&
-      /^\s*(?:and|&)\s*$/i.test(context.text.slice(end(previous), result.index))
+      !/\bbetween\s*$/i.test(context.text.slice(Math.max(0, previous.index - 10), previous.index)) ||
+      !/^\s*(?:and|&)\s*$/i.test(context.text.slice(end(previous), next.index))
     ) {
-      previous.end = result.start;
-      previous.text = context.text.slice(previous.index, end(result));
-      continue;
+      return null;
     }
-    merged.push(result);
-  }
-  return merged;
+    previous.end = next.start;
+    previous.text = context.text.slice(previous.index, end(next));
+    return previous;
+  });
 }
 
 /** A number or number range read as a time ("sections 4–6", "questions 12-15") is not one. */
