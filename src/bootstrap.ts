@@ -42,7 +42,8 @@ function rootLogger(config: AppConfig): Pino {
  */
 export async function createApp(config: AppConfig, databaseUrl: string): Promise<NestExpressApplication> {
   const logger = createLogger(config);
-  if (config.database.migrationsRun) await runMigrationsLocked(config, sessionUrl(config, databaseUrl), logger);
+  if (config.database.migrationsRun)
+    await runMigrationsLocked(config, sessionUrl(config, databaseUrl), logger);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
     logger,
     bodyParser: false,

@@ -44,7 +44,10 @@ export function databaseConfig(env: Env): DatabaseConfig {
     throw new ConfigError('DATABASE_POOLER', `must be "none" or "transaction", got "${pooler}"`);
   }
   if (directUrl !== null && databaseUrl === null) {
-    throw new ConfigError('DATABASE_DIRECT_URL', 'needs DATABASE_URL (the embedded PostgreSQL has no pooler)');
+    throw new ConfigError(
+      'DATABASE_DIRECT_URL',
+      'needs DATABASE_URL (the embedded PostgreSQL has no pooler)',
+    );
   }
   // Without a direct connection LISTEN would go through the pooler, which never delivers its notifications.
   if (pooler === 'transaction' && directUrl === null) {
