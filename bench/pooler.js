@@ -1,0 +1,188 @@
+#!/usr/bin/env node
+/*
+ * Four instances behind one PgBouncer (transaction mode, 10 server connections) against the same four
+ * instances connected directly, under one mixed load: task, class and inbox reads, submissions, uploads,
+ * logins and publications (each publication fans out TASK_PUBLISHED notifications through the scheduler, which
+ * runs every second on every instance). Reports throughput and p99 of both, the errors, lost or duplicated
+ * notifications, and the most server connections the database saw.
+ *
+ *   node bench/pooler.js
+ *
+ * Environment: DATABASE_URL (admin connection to a PostgreSQL server; a fresh database is created and
+ * dropped), DURATION (seconds of load per setup, default 20), PGBOUNCER (default /usr/sbin/pgbouncer).
+ */
+'use strict';
+const { runMain } = require('./lib/cleanup');
+const { createDatabase, withClient } = require('./lib/db');
+const { load } = require('./lib/load');
+const { startPgBouncer } = require('./lib/pgbouncer');
+const { cycle } = require('./lib/workloads');
+const { seedMain } = require('./lib/seed');
+const { buildIfNeeded, sleep, startServer } = require('./lib/server');
+const { bearer } = require('./lib/tokens');
+
+const INSTANCES = 4;
+const SERVER_CONNECTIONS = 10;
+const DURATION = Number(process.env.DURATION || 20);
+/** autocannon connections per instance. */
+const CONNECTIONS = 8;
+const BOUNDARY = '----ctspoolerbench';
+/** Every second on every instance: publications are announced while the load runs. */
+const SERVER_ENV = { SCHEDULER_CRON: '*/1 * * * * *', DELIVERY_POLL_INTERVAL_MS: '200', LOGIN_LIMIT_PER_IP: '100000' };
+
+const log = (message) => console.log(`[pooler] ${message}`);
+
+/** One mix of 200 requests, taken in turn; `tag` marks the tasks this setup publishes. */
+function mixedLoad(data, tag) {
+  const auth = (user) => ({ authorization: bearer(user.id) });
+  const { members, taskIds, writableTaskIds } = data;
+  const upload = (i) =>
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="answer-${i}.txt"\r\n` +
+    `Content-Type: text/plain\r\n\r\n${'an answer line\n'.repeat(200)}\r\n--${BOUNDARY}--\r\n`;
+  return [
+    ...cycle(members, 80, (user, i) => ({ path: `/tasks/${taskIds[(i * 7) % taskIds.length]}`, headers: auth(user) })),
+    ...cycle(members, 30, (user) => ({ path: `/classes/${data.classId}/tasks`, headers: auth(user) })),
+    ...cycle(members, 30, (user) => ({ path: '/users/me/notifications', headers: auth(user) })),
+    ...cycle(members, 30, (user, i) => ({
+      method: 'PUT',
+      path: `/tasks/${writableTaskIds[(i * 5) % writableTaskIds.length]}/submissions/me`,
+      headers: auth(user),
+      body: { content: `Answer ${i}` },
+    })),
+    ...cycle(members, 14, (user, i) => ({
+      method: 'POST',
+      path: `/tasks/${writableTaskIds[(i * 3) % writableTaskIds.length]}/submissions/me/attachments`,
+      headers: { ...auth(user), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` },
+      raw: upload(i),
+    })),
+    // Each login from its own address: the per-address limits are not what is measured.
+    ...cycle(members, 14, (user, i) => ({
+      method: 'POST',
+      path: '/auth/login',
+      headers: { 'x-forwarded-for': `10.${tag.length}.${(i >> 8) & 255}.${i & 255}` },
+      body: { email: user.email, password: data.password },
+    })),
+    {
+      method: 'POST',
+      path: `/classes/${data.classId}/tasks`,
+      headers: auth(data.owner),
+      body: { title: `${tag} publication`, dueAt: new Date(Date.now() + 7 * 86400_000).toISOString() },
+    },
+  ];
+}
+
+/** TASK_PUBLISHED rows per task published by this setup, once the scheduler announced them all. */
+async function notificationCheck(url, classId, tag) {
+  return withClient(url, async (client) => {
+    const {
+      rows: [{ recipients }],
+    } = await client.query(
+      `SELECT count(*)::int AS recipients FROM class_members m JOIN users u ON u.id = m.user_id AND u.is_active
+        WHERE m.class_id = $1`,
+      [classId],
+    );
+    const count = async () =>
+      (
+        await client.query(
+          `SELECT t.id, count(n.id)::int AS rows, count(DISTINCT n.user_id)::int AS users
+             FROM tasks t LEFT JOIN notifications n ON n.task_id = t.id AND n.type = 'TASK_PUBLISHED'
+            WHERE t.class_id = $1 AND t.title = $2 GROUP BY t.id`,
+          [classId, `${tag} publication`],
+        )
+      ).rows;
+    let tasks = await count();
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; tasks = await count()) {
+      if (tasks.every((task) => task.users >= recipients)) break;
+      await sleep(500);
+    }
+    return {
+      published: tasks.length,
+      lost: tasks.reduce((sum, task) => sum + Math.max(0, recipients - task.users), 0),
+      duplicated: tasks.reduce((sum, task) => sum + (task.rows - task.users), 0),
+    };
+  });
+}
+
+/** Runs the mixed load on every server at once; sums throughput, takes the worst p99. */
+async function loadAll(servers, data, tag) {
+  const variants = mixedLoad(data, tag);
+  const results = await Promise.all(
+    servers.map((server) => load(server.port, variants, { connections: CONNECTIONS, duration: DURATION })),
+  );
+  return {
+    rps: results.reduce((sum, r) => sum + r.rps, 0),
+    p99: Math.max(...results.map((r) => r.p99)),
+    requests: results.reduce((sum, r) => sum + r.total, 0),
+    errors: results.reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0),
+    statusCodes: results.map((r) => r.statusCodes),
+  };
+}
+
+async function setup(name, db, data, env) {
+  log(`${name}: starting ${INSTANCES} instances`);
+  const servers = [];
+  for (let i = 0; i < INSTANCES; i += 1) servers.push(await startServer({ databaseUrl: env.DATABASE_URL, env }));
+  await sleep(2_000);
+  const tag = `${name}-${Date.now()}`;
+  let peak = 0;
+  const result = await withClient(db.url, async (client) => {
+    let running = true;
+    const sampling = (async () => {
+      while (running) {
+        const { rows } = await client.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+        );
+        peak = Math.max(peak, rows[0].n);
+        await sleep(100);
+      }
+    })();
+    try {
+      return await loadAll(servers, data, tag);
+    } finally {
+      running = false;
+      await sampling;
+    }
+  });
+  const notifications = await notificationCheck(db.url, data.classId, tag);
+  for (const server of servers) await server.stop();
+  const summary = { setup: name, ...result, ...notifications, peakServerConnections: peak };
+  log(JSON.stringify(summary));
+  return summary;
+}
+
+runMain(async () => {
+  buildIfNeeded();
+  const db = await createDatabase();
+  // The first start migrates the fresh database; then the data of the main bench.
+  const migrator = await startServer({ databaseUrl: db.url });
+  await migrator.stop();
+  const data = await withClient(db.url, async (client) => {
+    const seeded = await seedMain(client);
+    await client.query('VACUUM ANALYZE');
+    return seeded;
+  });
+  const direct = await setup('direct', db, data, { ...SERVER_ENV, DATABASE_URL: db.url });
+  const bouncer = await startPgBouncer(db.url, { serverConnections: SERVER_CONNECTIONS });
+  const pooled = await setup('pgbouncer', db, data, {
+    ...SERVER_ENV,
+    DATABASE_URL: bouncer.pooled(db.url),
+    DATABASE_DIRECT_URL: db.url,
+    DATABASE_POOLER: 'transaction',
+  });
+  const allowed = SERVER_CONNECTIONS + INSTANCES;
+  console.log(
+    JSON.stringify(
+      {
+        instances: INSTANCES,
+        durationSeconds: DURATION,
+        pgbouncerServerConnections: SERVER_CONNECTIONS,
+        allowedServerConnections: allowed,
+        direct,
+        pgbouncer: pooled,
+        ok: pooled.errors === 0 && pooled.lost === 0 && pooled.duplicated === 0 && pooled.peakServerConnections <= allowed,
+      },
+      (key, value) => (typeof value === 'number' ? Math.round(value * 10) / 10 : value),
+      2,
+    ),
+  );
+});
