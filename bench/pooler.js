@@ -6,19 +6,20 @@
  * runs every second on every instance). Reports throughput and p99 of both, the errors, lost or duplicated
  * notifications, and the most server connections the database saw.
  *
- *   node bench/pooler.js
+ *   node bench/pooler.js [--logs]      # --logs: the servers' logs in bench/.tmp/pooler-<setup>-<n>.log
  *
  * Environment: DATABASE_URL (admin connection to a PostgreSQL server; a fresh database is created and
  * dropped), DURATION (seconds of load per setup, default 20), PGBOUNCER (default /usr/sbin/pgbouncer).
  */
 'use strict';
-const { runMain } = require('./lib/cleanup');
+const { onCleanup, runMain } = require('./lib/cleanup');
 const { createDatabase, withClient } = require('./lib/db');
 const { load } = require('./lib/load');
 const { startPgBouncer } = require('./lib/pgbouncer');
 const { cycle } = require('./lib/workloads');
 const { seedMain } = require('./lib/seed');
-const { buildIfNeeded, sleep, startServer } = require('./lib/server');
+const { join } = require('node:path');
+const { buildIfNeeded, sleep, startServer, TMP_DIR } = require('./lib/server');
 const { bearer } = require('./lib/tokens');
 
 const INSTANCES = 4;
@@ -28,19 +29,35 @@ const DURATION = Number(process.env.DURATION || 20);
 const CONNECTIONS = 8;
 const BOUNDARY = '----ctspoolerbench';
 /** Every second on every instance: publications are announced while the load runs. */
-const SERVER_ENV = { SCHEDULER_CRON: '*/1 * * * * *', DELIVERY_POLL_INTERVAL_MS: '200', LOGIN_LIMIT_PER_IP: '100000' };
+const SERVER_ENV = {
+  SCHEDULER_CRON: '*/1 * * * * *',
+  DELIVERY_POLL_INTERVAL_MS: '200',
+  LOGIN_LIMIT_PER_IP: '100000',
+};
 
 const log = (message) => console.log(`[pooler] ${message}`);
 
-/** One mix of 200 requests, taken in turn; `tag` marks the tasks this setup publishes. */
+/** One mix of 200 requests, interleaved and taken in turn; `tag` marks the tasks this setup publishes. */
 function mixedLoad(data, tag) {
+  const mix = requestMix(data, tag);
+  // 73 and 200 are coprime: position i*73 mod 200 visits every slot once, spreading each kind over the mix.
+  return mix
+    .map((variant, i) => ({ variant, slot: (i * 73) % mix.length }))
+    .sort((a, b) => a.slot - b.slot)
+    .map(({ variant }) => variant);
+}
+
+function requestMix(data, tag) {
   const auth = (user) => ({ authorization: bearer(user.id) });
   const { members, taskIds, writableTaskIds } = data;
   const upload = (i) =>
     `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="answer-${i}.txt"\r\n` +
     `Content-Type: text/plain\r\n\r\n${'an answer line\n'.repeat(200)}\r\n--${BOUNDARY}--\r\n`;
   return [
-    ...cycle(members, 80, (user, i) => ({ path: `/tasks/${taskIds[(i * 7) % taskIds.length]}`, headers: auth(user) })),
+    ...cycle(members, 80, (user, i) => ({
+      path: `/tasks/${taskIds[(i * 7) % taskIds.length]}`,
+      headers: auth(user),
+    })),
     ...cycle(members, 30, (user) => ({ path: `/classes/${data.classId}/tasks`, headers: auth(user) })),
     ...cycle(members, 30, (user) => ({ path: '/users/me/notifications', headers: auth(user) })),
     ...cycle(members, 30, (user, i) => ({
@@ -121,7 +138,10 @@ async function loadAll(servers, data, tag) {
 async function setup(name, db, data, env) {
   log(`${name}: starting ${INSTANCES} instances`);
   const servers = [];
-  for (let i = 0; i < INSTANCES; i += 1) servers.push(await startServer({ databaseUrl: env.DATABASE_URL, env }));
+  for (let i = 0; i < INSTANCES; i += 1) {
+    const logFile = process.argv.includes('--logs') ? join(TMP_DIR, `pooler-${name}-${i}.log`) : undefined;
+    servers.push(await startServer({ databaseUrl: env.DATABASE_URL, env, logFile }));
+  }
   await sleep(2_000);
   const tag = `${name}-${Date.now()}`;
   let peak = 0;
@@ -162,7 +182,13 @@ runMain(async () => {
     return seeded;
   });
   const direct = await setup('direct', db, data, { ...SERVER_ENV, DATABASE_URL: db.url });
-  const bouncer = await startPgBouncer(db.url, { serverConnections: SERVER_CONNECTIONS });
+  const bouncer = await startPgBouncer(db.url, {
+    poolSize: SERVER_CONNECTIONS,
+    // Within the service's DATABASE_CONNECT_TIMEOUT_MS (5 s): an outage answers 503 in time (docs/operations.md).
+    queryWaitTimeoutSeconds: 5,
+    settings: { max_db_connections: SERVER_CONNECTIONS },
+  });
+  onCleanup(() => bouncer.close());
   const pooled = await setup('pgbouncer', db, data, {
     ...SERVER_ENV,
     DATABASE_URL: bouncer.pooled(db.url),
@@ -179,7 +205,11 @@ runMain(async () => {
         allowedServerConnections: allowed,
         direct,
         pgbouncer: pooled,
-        ok: pooled.errors === 0 && pooled.lost === 0 && pooled.duplicated === 0 && pooled.peakServerConnections <= allowed,
+        ok:
+          pooled.errors === 0 &&
+          pooled.lost === 0 &&
+          pooled.duplicated === 0 &&
+          pooled.peakServerConnections <= allowed,
       },
       (key, value) => (typeof value === 'number' ? Math.round(value * 10) / 10 : value),
       2,

@@ -1,59 +1,94 @@
 'use strict';
+/*
+ * PgBouncer in transaction mode as a child process, for the tests (test/fakes/pgbouncer.ts) and the pooler
+ * bench alike. Plain JavaScript, so that the bench runs it without a TypeScript step.
+ */
 const { spawn } = require('node:child_process');
 const { chmodSync, mkdtempSync, rmSync, writeFileSync } = require('node:fs');
+const { createServer } = require('node:net');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
-const { onCleanup } = require('./cleanup');
-const { freePort, sleep } = require('./server');
 
-/** Debian's package puts it here; PgBouncer refuses root, so it drops to PGBOUNCER_USER (`-u`). */
+/** Debian's package puts it here; `PGBOUNCER` overrides. */
 const PGBOUNCER = process.env.PGBOUNCER || '/usr/sbin/pgbouncer';
+/** PgBouncer refuses to run as root: it drops to this account then (`-u`). */
 const UNPRIVILEGED_USER = process.env.PGBOUNCER_USER || 'postgres';
 
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
+    });
+  });
+}
+
 /**
- * PgBouncer in transaction mode in front of the server of `serverUrl`, holding at most `serverConnections`
- * connections to it per database; stopped at clean-up. Answers { port, pooled(url) }.
+ * Starts PgBouncer on a free port of 127.0.0.1 in front of every database of the server of `serverUrl`,
+ * trusting its clients as that server trusts the tests and benches (it logs in to the server with the URL's
+ * user and password). Options: `poolSize` (server connections per database and user, default 20),
+ * `queryWaitTimeoutSeconds` (how long a client waits for a server connection, default 30), `settings`
+ * (more `[pgbouncer]` settings). Answers { port, pooled(url), close() }.
  */
-async function startPgBouncer(serverUrl, { serverConnections }) {
+async function startPgBouncer(
+  serverUrl,
+  { poolSize = 20, queryWaitTimeoutSeconds = 30, settings = {} } = {},
+) {
   const server = new URL(serverUrl);
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'cts-bench-pgbouncer-'));
+  const dir = mkdtempSync(join(tmpdir(), 'cts-pgbouncer-'));
+  // Readable by the unprivileged account PgBouncer drops to.
   chmodSync(dir, 0o755);
   const user = decodeURIComponent(server.username || 'postgres');
-  writeFileSync(join(dir, 'users.txt'), `"${user}" "${decodeURIComponent(server.password)}"\n`, { mode: 0o644 });
-  const settings = {
+  writeFileSync(join(dir, 'users.txt'), `"${user}" "${decodeURIComponent(server.password)}"\n`, {
+    mode: 0o644,
+  });
+  const ini = {
     listen_addr: '127.0.0.1',
     listen_port: port,
     unix_socket_dir: '',
     auth_type: 'trust',
     auth_file: join(dir, 'users.txt'),
     pool_mode: 'transaction',
-    default_pool_size: serverConnections,
-    max_db_connections: serverConnections,
-    max_client_conn: 1000,
-    // Within the service's DATABASE_CONNECT_TIMEOUT_MS (5 s): an outage answers 503 in time (docs/operations.md).
-    query_wait_timeout: 5,
+    default_pool_size: poolSize,
+    max_client_conn: 2000,
+    query_wait_timeout: queryWaitTimeoutSeconds,
+    server_login_retry: 1,
+    admin_users: user,
+    ...settings,
   };
-  const ini = `[databases]\n* = host=${server.hostname} port=${server.port || 5432}\n\n[pgbouncer]\n${Object.entries(
-    settings,
-  )
-    .map(([key, value]) => `${key} = ${value}`)
-    .join('\n')}\n`;
-  writeFileSync(join(dir, 'pgbouncer.ini'), ini, { mode: 0o644 });
-  const runAs = process.getuid() === 0 ? ['-u', UNPRIVILEGED_USER] : [];
-  const child = spawn(PGBOUNCER, [...runAs, join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const lines = Object.entries(ini).map(([key, value]) => `${key} = ${value}`);
+  const databases = `* = host=${server.hostname} port=${server.port || 5432}`;
+  writeFileSync(
+    join(dir, 'pgbouncer.ini'),
+    `[databases]\n${databases}\n\n[pgbouncer]\n${lines.join('\n')}\n`,
+    {
+      mode: 0o644,
+    },
+  );
+
+  const runAs = process.getuid && process.getuid() === 0 ? ['-u', UNPRIVILEGED_USER] : [];
+  const child = spawn(PGBOUNCER, [...runAs, join(dir, 'pgbouncer.ini')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let log = '';
-  child.stderr.on('data', (chunk) => (log = (log + chunk).slice(-4000)));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  onCleanup(async () => {
-    if (child.exitCode === null) {
+  child.stderr.on('data', (chunk) => (log = (log + chunk.toString()).slice(-4000)));
+  const exited = new Promise((resolve) => child.once('exit', () => resolve()));
+  const close = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      // SIGINT: PgBouncer closes its connections and exits at once.
       child.kill('SIGINT');
       await exited;
     }
     rmSync(dir, { recursive: true, force: true });
-  });
-  for (const deadline = Date.now() + 10_000; !log.includes(`listening on 127.0.0.1:${port}`); await sleep(50)) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`PgBouncer did not start: ${log}`);
+  };
+  // Its own log line, not a connection: another server may have taken the port first.
+  for (const deadline = Date.now() + 10_000; !log.includes(`listening on 127.0.0.1:${port}`);) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await close();
+      throw new Error(`PgBouncer did not start: ${log}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return {
     port,
@@ -63,6 +98,7 @@ async function startPgBouncer(serverUrl, { serverConnections }) {
       pooled.port = String(port);
       return pooled.toString();
     },
+    close,
   };
 }
 
