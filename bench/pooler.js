@@ -137,11 +137,17 @@ async function loadAll(servers, data, tag) {
 
 async function setup(name, db, data, env) {
   log(`${name}: starting ${INSTANCES} instances`);
-  const servers = [];
-  for (let i = 0; i < INSTANCES; i += 1) {
-    const logFile = process.argv.includes('--logs') ? join(TMP_DIR, `pooler-${name}-${i}.log`) : undefined;
-    servers.push(await startServer({ databaseUrl: env.DATABASE_URL, env, logFile }));
-  }
+  // Together, as an autoscaled group starts; a busy shared machine may take minutes for four.
+  const servers = await Promise.all(
+    Array.from({ length: INSTANCES }, (_, i) =>
+      startServer({
+        databaseUrl: env.DATABASE_URL,
+        env,
+        logFile: process.argv.includes('--logs') ? join(TMP_DIR, `pooler-${name}-${i}.log`) : undefined,
+        startTimeoutMs: 300_000,
+      }),
+    ),
+  );
   await sleep(2_000);
   const tag = `${name}-${Date.now()}`;
   let peak = 0;
@@ -174,7 +180,7 @@ runMain(async () => {
   buildIfNeeded();
   const db = await createDatabase();
   // The first start migrates the fresh database; then the data of the main bench.
-  const migrator = await startServer({ databaseUrl: db.url });
+  const migrator = await startServer({ databaseUrl: db.url, startTimeoutMs: 300_000 });
   await migrator.stop();
   const data = await withClient(db.url, async (client) => {
     const seeded = await seedMain(client);
