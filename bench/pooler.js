@@ -9,7 +9,8 @@
  *   node bench/pooler.js [--logs]      # --logs: the servers' logs in bench/.tmp/pooler-<setup>-<n>.log
  *
  * Environment: DATABASE_URL (admin connection to a PostgreSQL server; a fresh database is created and
- * dropped), DURATION (seconds of load per setup, default 20), PGBOUNCER (default /usr/sbin/pgbouncer).
+ * dropped), DURATION (seconds of load per setup, default 20), RATE (requests per second per instance, default
+ * 5; 0 = as fast as they answer), PGBOUNCER (default /usr/sbin/pgbouncer).
  */
 'use strict';
 const { onCleanup, runMain } = require('./lib/cleanup');
@@ -27,6 +28,11 @@ const SERVER_CONNECTIONS = 10;
 const DURATION = Number(process.env.DURATION || 20);
 /** autocannon connections per instance. */
 const CONNECTIONS = 8;
+/**
+ * Requests per second offered to each instance (RATE; 0: as fast as they answer). A fixed rate compares the
+ * two setups at the same work on a shared machine, where a saturating load mostly measures the neighbours.
+ */
+const RATE = Number(process.env.RATE ?? 5);
 const BOUNDARY = '----ctspoolerbench';
 /** Every second on every instance: publications are announced while the load runs. */
 const SERVER_ENV = {
@@ -54,7 +60,7 @@ function requestMix(data, tag) {
     `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="answer-${i}.txt"\r\n` +
     `Content-Type: text/plain\r\n\r\n${'an answer line\n'.repeat(200)}\r\n--${BOUNDARY}--\r\n`;
   return [
-    ...cycle(members, 80, (user, i) => ({
+    ...cycle(members, 78, (user, i) => ({
       path: `/tasks/${taskIds[(i * 7) % taskIds.length]}`,
       headers: auth(user),
     })),
@@ -79,12 +85,12 @@ function requestMix(data, tag) {
       headers: { 'x-forwarded-for': `10.${tag.length}.${(i >> 8) & 255}.${i & 255}` },
       body: { email: user.email, password: data.password },
     })),
-    {
+    ...cycle([data.owner, data.admin], 4, (user) => ({
       method: 'POST',
       path: `/classes/${data.classId}/tasks`,
-      headers: auth(data.owner),
+      headers: auth(user),
       body: { title: `${tag} publication`, dueAt: new Date(Date.now() + 7 * 86400_000).toISOString() },
-    },
+    })),
   ];
 }
 
@@ -124,7 +130,13 @@ async function notificationCheck(url, classId, tag) {
 async function loadAll(servers, data, tag) {
   const variants = mixedLoad(data, tag);
   const results = await Promise.all(
-    servers.map((server) => load(server.port, variants, { connections: CONNECTIONS, duration: DURATION })),
+    servers.map((server) =>
+      load(server.port, variants, {
+        connections: CONNECTIONS,
+        duration: DURATION,
+        ...(RATE ? { overallRate: RATE } : {}),
+      }),
+    ),
   );
   return {
     rps: results.reduce((sum, r) => sum + r.rps, 0),
@@ -207,6 +219,7 @@ runMain(async () => {
       {
         instances: INSTANCES,
         durationSeconds: DURATION,
+        ratePerInstance: RATE || 'max',
         pgbouncerServerConnections: SERVER_CONNECTIONS,
         allowedServerConnections: allowed,
         direct,
