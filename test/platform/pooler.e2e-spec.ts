@@ -12,6 +12,8 @@ import { waitFor } from '../utils/wait';
  */
 
 const adminUrl = (): string => process.env.TEST_ADMIN_DATABASE_URL!;
+/** Each setup starts PgBouncer and up to two apps: more than the default patience on a busy machine. */
+const SETUP_MS = 120_000;
 
 /** Limits PostgreSQL shows as set, not rounded to seconds or minutes. */
 const ODD_LIMITS = { DATABASE_QUERY_TIMEOUT_MS: '4321', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '5432' };
@@ -35,7 +37,7 @@ describe('behind a transaction-mode pooler with one server connection, shared by
     bouncer = await startPgBouncer(adminUrl(), { poolSize: 1 });
     first = await behind(bouncer, directUrl, ODD_LIMITS);
     second = await behind(bouncer, directUrl, ODD_LIMITS);
-  });
+  }, SETUP_MS);
   afterAll(async () => {
     await first?.close();
     await second?.close();
@@ -77,15 +79,19 @@ describe('behind a transaction-mode pooler with one server connection, shared by
     expect(after).toEqual([{ statement: '0' }]);
   });
 
-  it('takes no session lock through the pooler: a third instance starts while two run, and no lock stays', async () => {
-    const third = await behind(bouncer, directUrl);
-    await third.close();
-    const locks = await first.db.query<{ n: number }[]>(
-      `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND database =
+  it(
+    'takes no session lock through the pooler: a third instance starts while two run, and no lock stays',
+    async () => {
+      const third = await behind(bouncer, directUrl);
+      await third.close();
+      const locks = await first.db.query<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND database =
          (SELECT oid FROM pg_database WHERE datname = current_database())`,
-    );
-    expect(locks).toEqual([{ n: 0 }]);
-  });
+      );
+      expect(locks).toEqual([{ n: 0 }]);
+    },
+    SETUP_MS,
+  );
 });
 
 describe('behind a transaction-mode pooler whose server goes silent', () => {
@@ -111,7 +117,7 @@ describe('behind a transaction-mode pooler whose server goes silent', () => {
       DATABASE_QUERY_TIMEOUT_MS: '1000',
       AUTH_LISTENER_HEARTBEAT_MS: '500',
     });
-  });
+  }, SETUP_MS);
   afterAll(async () => {
     await app?.close();
     await bouncer?.close();
@@ -141,18 +147,22 @@ describe('behind a transaction-mode pooler whose server goes silent', () => {
 });
 
 describe('a direct connection', () => {
-  it('keeps named prepared statements', async () => {
-    const ctx = await createTestApp({ DATABASE_POOL_SIZE: '1', DATABASE_POOLER: 'none' });
-    try {
-      const { cls, owner } = await createClassWithMembers(ctx);
-      const task = await createTask(ctx, cls.id, owner);
-      await ctx.http.get(`/tasks/${task.id}`).set('Authorization', owner.auth).expect(200);
-      const prepared = await statementsPreparedBy(ctx);
-      expect(prepared).toContain('tasks.detail');
-    } finally {
-      await ctx.close();
-    }
-  });
+  it(
+    'keeps named prepared statements',
+    async () => {
+      const ctx = await createTestApp({ DATABASE_POOL_SIZE: '1', DATABASE_POOLER: 'none' });
+      try {
+        const { cls, owner } = await createClassWithMembers(ctx);
+        const task = await createTask(ctx, cls.id, owner);
+        await ctx.http.get(`/tasks/${task.id}`).set('Authorization', owner.auth).expect(200);
+        const prepared = await statementsPreparedBy(ctx);
+        expect(prepared).toContain('tasks.detail');
+      } finally {
+        await ctx.close();
+      }
+    },
+    SETUP_MS,
+  );
 });
 
 /** Names of the statements prepared on the app's pooled connection (one connection: DATABASE_POOL_SIZE=1). */
