@@ -33,10 +33,8 @@ export class AppModule {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config),
-        TypeOrmModule.forRoot({
-          ...buildDataSourceOptions(config, databaseUrl),
-          migrationsRun: config.database.migrationsRun,
-        }),
+        // Migrations ran before, under their lock and on a session connection (`runMigrationsLocked`).
+        TypeOrmModule.forRoot(buildDataSourceOptions(config, databaseUrl)),
         // For the exception filter, which answers 503 while the database is out.
         DatabaseOutageModule,
         ScheduleModule.forRoot(),

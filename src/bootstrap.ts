@@ -22,6 +22,7 @@ import { loggerOptions, logRequests } from './common/http/logger';
 import { answerClientErrors, applyServerTimeouts } from './common/http/slow-clients';
 import { AppConfig } from './config/config';
 import { runMigrationsLocked } from './database/migrate';
+import { sessionUrl } from './database/typeorm-options';
 
 export const JSON_BODY_LIMIT = '1mb';
 
@@ -41,7 +42,8 @@ function rootLogger(config: AppConfig): Pino {
  */
 export async function createApp(config: AppConfig, databaseUrl: string): Promise<NestExpressApplication> {
   const logger = createLogger(config);
-  if (config.database.migrationsRun) await runMigrationsLocked(config, databaseUrl, logger);
+  if (config.database.migrationsRun)
+    await runMigrationsLocked(config, sessionUrl(config, databaseUrl), logger);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
     logger,
     bodyParser: false,

@@ -14,8 +14,8 @@ const percentile = (values, p) => {
 };
 
 /**
- * Drives the server with autocannon. `variants`: requests ({ path, method, headers, body }) taken in turn,
- * e.g. one per bench user, so several users' tokens are used. Options: connections (32), duration in s (10),
+ * Drives the server with autocannon. `variants`: requests ({ path, method, headers, body or raw }) taken in turn,
+ * e.g. one per bench user, so several users' tokens are used; `body` is sent as JSON, `raw` as it is. Options: connections (32), duration in s (10),
  * overallRate (requests per second over all connections; none = as fast as the server answers).
  * Answers { rps, p50, p99, total, non2xx, errors, timeouts, statusCodes }; rps counts 2xx answers and 304
  * (the answer of the conditional scenarios), non2xx the others.
@@ -30,6 +30,7 @@ async function load(port, variants, { connections = 32, duration = 10, overallRa
       ...variant.headers,
     },
     ...(variant.body !== undefined ? { body: JSON.stringify(variant.body) } : {}),
+    ...(variant.raw !== undefined ? { body: variant.raw } : {}),
   }));
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,

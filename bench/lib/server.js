@@ -93,7 +93,7 @@ function cpuBetween(before, after) {
  * Starts `node dist/main.js` in production mode against `databaseUrl` and waits until GET /health answers.
  * Options: `heapMb` (--max-old-space-size), `env` (more variables), `nodeArgs` (e.g. --cpu-prof),
  * `probe` (statement counter and event-loop delay, see probe-preload.js), `logFile` (default /dev/null;
- * logging stays at LOG_LEVEL=info, so every request still writes its line).
+ * logging stays at LOG_LEVEL=info, so every request still writes its line), `startTimeoutMs` (60 s).
  * Answers { port, pid, probe, stop() }; the server is stopped at clean-up at the latest.
  */
 async function startServer({
@@ -103,6 +103,7 @@ async function startServer({
   nodeArgs = [],
   withProbe = false,
   logFile,
+  startTimeoutMs = 60_000,
 } = {}) {
   const port = await freePort();
   const probePort = withProbe ? await freePort() : null;
@@ -146,11 +147,12 @@ async function startServer({
     await stopChild();
     await removeDataDir();
   };
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + startTimeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with code ${child.exitCode}`);
     if ((await request(port, '/health').catch(() => ({ status: 0 }))).status === 200) break;
-    if (Date.now() > deadline) throw new Error('server did not become healthy within 60 s');
+    if (Date.now() > deadline)
+      throw new Error(`server did not become healthy within ${startTimeoutMs / 1000} s`);
     await sleep(200);
   }
   const database = new URL(databaseUrl).pathname.slice(1);

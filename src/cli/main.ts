@@ -5,6 +5,7 @@ import { prepareDataDir } from '../config/data-dir';
 import { loadEnvFile } from '../config/env-file';
 import { resolveDatabase, ResolvedDatabase } from '../database/embedded';
 import { runMigrationsLocked } from '../database/migrate';
+import { sessionUrl } from '../database/typeorm-options';
 import { describeFailure, parseCommand, UsageError, USAGE } from './commands';
 
 /** Progress of the database start and migrations goes to stderr: stdout carries only the JSON result. */
@@ -28,10 +29,12 @@ async function main(argv: string[]): Promise<number> {
     loadEnvFile();
     const config = prepareDataDir(loadConfig());
     database = await resolveDatabase(config, { logger: stderrLogger });
-    if (config.database.migrationsRun) await runMigrationsLocked(config, database.url, stderrLogger);
+    // A one-off command: its few connections go direct, past any pooler, migrations and their lock included.
+    const url = sessionUrl(config, database.url);
+    if (config.database.migrationsRun) await runMigrationsLocked(config, url, stderrLogger);
     // Nest and the modules load only for a valid invocation: a wrong one is told without that start-up cost.
     const { createCliContext } = await import('./cli.module');
-    context = await createCliContext(config, database.url);
+    context = await createCliContext(config, url);
     const result = await command(context);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;

@@ -61,6 +61,8 @@ describe('loadConfig', () => {
       PORT: '8080',
       DATABASE_URL: 'postgres://u:p@db:5432/app',
       DATABASE_POOL_SIZE: '3',
+      DATABASE_DIRECT_URL: 'postgres://u:p@db-direct:5432/app',
+      DATABASE_POOLER: 'transaction',
       MIGRATIONS_RUN: 'false',
       DATABASE_CONNECT_TIMEOUT_MS: '1000',
       DATABASE_QUERY_TIMEOUT_MS: '2000',
@@ -113,6 +115,8 @@ describe('loadConfig', () => {
       logLevel: 'warn',
       database: {
         url: 'postgres://u:p@db:5432/app',
+        directUrl: 'postgres://u:p@db-direct:5432/app',
+        pooler: 'transaction',
         poolSize: 3,
         migrationsRun: false,
         connectTimeoutMs: 1000,

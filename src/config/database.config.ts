@@ -1,4 +1,4 @@
-import { bool, Env, int, url } from './env';
+import { bool, ConfigError, Env, int, str, url } from './env';
 
 /**
  * PostgreSQL.
@@ -7,11 +7,18 @@ import { bool, Env, int, url } from './env';
  * - `DATABASE_CONNECT_TIMEOUT_MS` (`5000`), `DATABASE_QUERY_TIMEOUT_MS` (`30000`),
  *   `DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS` (`60000`), `DATABASE_IDLE_TIMEOUT_MS` (`10000`),
  *   `DATABASE_KEEPALIVE_MS` (`10000`): a database that stops answering fails requests within seconds.
+ * - `DATABASE_POOLER` (`none`): `transaction` when `DATABASE_URL` is a transaction-mode pooler (PgBouncer,
+ *   RDS Proxy): no named prepared statements, no session settings; `DATABASE_DIRECT_URL` (the same database
+ *   without the pooler, required then) serves what needs a session: migrations, LISTEN, session locks.
  */
 export interface DatabaseConfig {
   database: {
     /** null: start the embedded PostgreSQL under `dataDir`. */
     url: string | null;
+    /** Connections that need a session (migrations, LISTEN, session advisory locks); null: `url`. */
+    directUrl: string | null;
+    /** `transaction`: `url` is a transaction-mode pooler, which keeps no session between transactions. */
+    pooler: 'none' | 'transaction';
     poolSize: number;
     migrationsRun: boolean;
     /** Opening a connection, or waiting for a free one of the pool, fails after this long. */
@@ -27,10 +34,30 @@ export interface DatabaseConfig {
   };
 }
 
+const POSTGRES_URL = ['postgres:', 'postgresql:'];
+
 export function databaseConfig(env: Env): DatabaseConfig {
+  const databaseUrl = url(env, 'DATABASE_URL', null, POSTGRES_URL);
+  const directUrl = url(env, 'DATABASE_DIRECT_URL', null, POSTGRES_URL);
+  const pooler = str(env, 'DATABASE_POOLER', 'none');
+  if (pooler !== 'none' && pooler !== 'transaction') {
+    throw new ConfigError('DATABASE_POOLER', `must be "none" or "transaction", got "${pooler}"`);
+  }
+  if (directUrl !== null && databaseUrl === null) {
+    throw new ConfigError(
+      'DATABASE_DIRECT_URL',
+      'needs DATABASE_URL (the embedded PostgreSQL has no pooler)',
+    );
+  }
+  // Without a direct connection LISTEN would go through the pooler, which never delivers its notifications.
+  if (pooler === 'transaction' && directUrl === null) {
+    throw new ConfigError('DATABASE_DIRECT_URL', 'is required when DATABASE_POOLER=transaction');
+  }
   return {
     database: {
-      url: url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']),
+      url: databaseUrl,
+      directUrl,
+      pooler,
       poolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 500),
       migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
       connectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),

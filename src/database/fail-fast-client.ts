@@ -4,37 +4,59 @@ import { Client } from 'pg';
 const READ_TIMEOUT = 'Query read timeout';
 
 type Callback = (error: Error | null, result?: unknown) => void;
-type QueryFn = (this: Client, ...args: unknown[]) => unknown;
-/** Looked up at each call, so that whatever wraps pg's own `query` (instrumentation) still runs. */
-const query = (client: Client, args: unknown[]): unknown =>
-  (Client.prototype.query as QueryFn).apply(client, args);
-
-function dropWhenLate(client: Client, error: unknown): void {
-  if ((error as Error | null)?.message === READ_TIMEOUT) client.connection.stream.destroy();
-}
 
 /**
  * A pg client that drops its connection once an answer is late (`query_timeout`). pg only fails the query:
  * the connection stays busy waiting for that answer, so every later query on it fails the same way, and
- * TypeORM hands it back to the pool as healthy. Dropped, it leaves the pool (which hears its error) and the
- * next query opens a fresh connection.
+ * TypeORM hands it back to the pool as healthy. `end()` with a query still unanswered closes the socket at
+ * once, and pg-pool removes an ended client when it is released instead of keeping it; the next query opens
+ * a fresh connection.
  */
-export class FailFastClient extends Client {}
-
-FailFastClient.prototype.query = function (this: Client, ...args: unknown[]): unknown {
-  const last = args.length - 1;
-  const callback = args[last];
-  if (typeof callback === 'function') {
-    args[last] = (error: Error | null, result?: unknown) => {
-      dropWhenLate(this, error);
-      (callback as Callback)(error, result);
-    };
-    return query(this, args);
+export class FailFastClient extends Client {
+  // One implementation for all of pg's `query` overloads: like pg, it tells them apart by the arguments.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override query(...args: any[]): any {
+    const last = args.length - 1;
+    const callback: unknown = args[last];
+    if (typeof callback === 'function') {
+      args[last] = (error: Error | null, result?: unknown) => {
+        this.dropWhenLate(error);
+        (callback as Callback)(error, result);
+      };
+    }
+    const result: unknown = (super.query as (...queryArgs: unknown[]) => unknown).apply(this, args);
+    if (!(result instanceof Promise)) return result;
+    return result.catch((error: unknown) => {
+      this.dropWhenLate(error);
+      throw error;
+    });
   }
-  const result = query(this, args);
-  if (!(result instanceof Promise)) return result;
-  return result.catch((error: unknown) => {
-    dropWhenLate(this, error);
-    throw error;
-  });
-} as Client['query'];
+
+  private dropWhenLate(error: unknown): void {
+    if ((error as Error | null)?.message === READ_TIMEOUT) this.end().catch(() => undefined);
+  }
+}
+
+/**
+ * The client through a transaction-mode pooler (DATABASE_POOLER=transaction): each transaction may run on
+ * another server connection, where a statement prepared by name on an earlier one does not exist (or was
+ * prepared by another client). Statements named for the direct connection run unnamed here.
+ */
+export class TransactionPoolerClient extends FailFastClient {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override query(...args: any[]): any {
+    const [config] = args as unknown[];
+    if (isNamedQueryConfig(config)) args[0] = { ...config, name: undefined };
+    return super.query(...args);
+  }
+}
+
+/** A plain query config object with a name (a Submittable such as a cursor is left alone). */
+function isNamedQueryConfig(value: unknown): value is { name: string } {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { name?: unknown }).name === 'string' &&
+    typeof (value as { submit?: unknown }).submit !== 'function'
+  );
+}

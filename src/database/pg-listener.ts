@@ -2,9 +2,9 @@ import { Injectable, Logger, Module, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Client, QueryConfig } from 'pg';
 import { DataSource } from 'typeorm';
-import { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { dataSourceUrl, sessionUrl } from './typeorm-options';
 
 /**
  * Notified by a trigger on `users` (migration AuthUserChangeNotify) with the id of a user whose row a login
@@ -59,7 +59,8 @@ export class PgListener implements OnModuleDestroy {
   constructor(@InjectConfig() config: AppConfig, @InjectDataSource() dataSource: DataSource) {
     this.heartbeatMs = config.authListenerHeartbeatMs;
     this.database = config.database;
-    this.databaseUrl = (dataSource.options as PostgresConnectionOptions).url!;
+    // LISTEN is a session's: through a transaction-mode pooler its notifications would never arrive.
+    this.databaseUrl = sessionUrl(config, dataSourceUrl(dataSource));
   }
 
   async onModuleDestroy(): Promise<void> {

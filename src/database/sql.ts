@@ -1,6 +1,5 @@
-import type { Pool, QueryResultRow } from 'pg';
+import type { PoolClient, QueryResultRow } from 'pg';
 import { DataSource, EntityManager, QueryResult } from 'typeorm';
-import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
 /**
  * Where a statement runs: the data source (a pooled connection per statement) or the EntityManager of a
@@ -14,8 +13,8 @@ const preparedNames = new Map<string, string>();
  * A read that runs on most requests, as a named prepared statement: each pooled connection parses and plans
  * it once and afterwards only binds and executes it. TypeORM sends every statement unnamed, so PostgreSQL
  * plans it again on every call (about 1.5 ms for the task summary statement, more than running it). Run on
- * the data source it goes straight to the pg pool by name; inside a transaction its text runs unnamed on the
- * transaction's connection.
+ * the data source it runs by name on a pooled connection; inside a transaction its text runs unnamed on the
+ * transaction's connection. Behind a transaction-mode pooler (DATABASE_POOLER) the client sends it unnamed.
  */
 export class Prepared {
   constructor(
@@ -38,13 +37,19 @@ interface Result<Row> {
 
 async function execute<Row>(db: Db, statement: Statement, params: unknown[]): Promise<Result<Row>> {
   if (db instanceof DataSource && statement instanceof Prepared) {
-    const pool = (db.driver as PostgresDriver).master as Pool;
-    const result = await pool.query<Row & QueryResultRow>({
-      name: statement.name,
-      text: statement.text,
-      values: params,
-    });
-    return { rows: result.rows, affected: result.rowCount ?? 0 };
+    // A query runner's connection is the pooled pg client itself, which can run a statement by name.
+    const runner = db.createQueryRunner();
+    try {
+      const client = (await runner.connect()) as PoolClient;
+      const result = await client.query<Row & QueryResultRow>({
+        name: statement.name,
+        text: statement.text,
+        values: params,
+      });
+      return { rows: result.rows, affected: result.rowCount ?? 0 };
+    } finally {
+      await runner.release();
+    }
   }
   const text = statement instanceof Prepared ? statement.text : statement;
   const manager = entityManager(db);

@@ -1,8 +1,10 @@
 import { join } from 'node:path';
-import { DataSourceOptions } from 'typeorm';
+import type { PoolConfig } from 'pg';
+import { DataSource, DataSourceOptions } from 'typeorm';
 import { AppConfig } from '../config/config';
-import { FailFastClient } from './fail-fast-client';
+import { FailFastClient, TransactionPoolerClient } from './fail-fast-client';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
+import { transactionLimits } from './transaction-limits';
 
 /** Compiled code loads dist/migrations/*.js; ts-node and ts-jest load migrations/*.ts from the repository. */
 const runningFromSource = __filename.endsWith('.ts');
@@ -16,35 +18,70 @@ export const MIGRATIONS_GLOB = runningFromSource
  */
 const ANSWER_GRACE_MS = 1_000;
 
+/** What a pool's connections are for. */
+interface PoolUse {
+  /** `statement_timeout` and the client's answer deadline; off where one statement may run for long. */
+  statementLimits: boolean;
+  /** Through the transaction-mode pooler of DATABASE_POOLER: no session state, no named statements. */
+  pooled: boolean;
+}
+
 /**
  * Pool settings that make a database that stopped answering (failover, network partition) fail requests
  * within seconds instead of the ~15 minutes the kernel takes to give up on a silent TCP connection.
- * `forMigrations`: no statement limit, as an index build or a table rewrite may legitimately run long.
+ * Through a transaction-mode pooler the server limits are not startup parameters (poolers refuse them):
+ * `transactionLimits` sets them in each transaction, and the role's settings cover single statements.
  */
-function poolSettings(config: Pick<AppConfig, 'database'>, forMigrations: boolean): Record<string, unknown> {
+export function poolSettings(config: Pick<AppConfig, 'database'>, use: PoolUse): PoolConfig {
   const db = config.database;
-  const statementLimits = forMigrations
+  const serverLimits = use.pooled
     ? {}
-    : { statement_timeout: db.queryTimeoutMs, query_timeout: db.queryTimeoutMs + ANSWER_GRACE_MS };
+    : {
+        idle_in_transaction_session_timeout: db.idleInTransactionTimeoutMs,
+        ...(use.statementLimits ? { statement_timeout: db.queryTimeoutMs } : {}),
+      };
   return {
     max: db.poolSize,
     application_name: 'classroom-task-service',
-    Client: FailFastClient,
+    Client: use.pooled ? TransactionPoolerClient : FailFastClient,
     connectionTimeoutMillis: db.connectTimeoutMs,
     idleTimeoutMillis: db.idleTimeoutMs,
-    idle_in_transaction_session_timeout: db.idleInTransactionTimeoutMs,
     keepAlive: true,
     keepAliveInitialDelayMillis: db.keepAliveMs,
-    ...statementLimits,
+    ...(use.statementLimits ? { query_timeout: db.queryTimeoutMs + ANSWER_GRACE_MS } : {}),
+    ...serverLimits,
   };
 }
 
-/** One definition of the connection, shared by the app, the TypeORM CLI and the operator CLI. */
+/** Whether the app's pool goes through a transaction-mode pooler. */
+export const isPooled = (config: Pick<AppConfig, 'database'>): boolean =>
+  config.database.pooler === 'transaction';
+
+/**
+ * The URL of connections that need a session of their own (migrations and their lock, LISTEN, session
+ * advisory locks): DATABASE_DIRECT_URL when set, else `databaseUrl` (DATABASE_URL or the embedded server's).
+ */
+export const sessionUrl = (config: Pick<AppConfig, 'database'>, databaseUrl: string): string =>
+  config.database.directUrl ?? databaseUrl;
+
+/** The URL `dataSource` connects with (DATABASE_URL or the embedded server's). */
+export function dataSourceUrl(dataSource: DataSource): string {
+  const { options } = dataSource;
+  if (options.type !== 'postgres' || !options.url) throw new Error('The data source has no PostgreSQL URL');
+  return options.url;
+}
+
+/**
+ * One definition of the connection, shared by the app, the TypeORM CLI and the operator CLI.
+ * `forMigrations`: no statement limit, as an index build or a table rewrite may legitimately run long; and a
+ * session of its own, so `databaseUrl` must then be the session URL.
+ */
 export function buildDataSourceOptions(
   config: Pick<AppConfig, 'database'>,
   databaseUrl: string,
   { forMigrations = false }: { forMigrations?: boolean } = {},
 ): DataSourceOptions {
+  const pooled = !forMigrations && isPooled(config);
   return {
     type: 'postgres',
     url: databaseUrl,
@@ -54,6 +91,7 @@ export function buildDataSourceOptions(
     migrationsTransactionMode: 'each',
     synchronize: false,
     namingStrategy: new SnakeNamingStrategy(),
-    extra: poolSettings(config, forMigrations),
+    extra: poolSettings(config, { statementLimits: !forMigrations, pooled }),
+    subscribers: pooled ? [transactionLimits(config.database)] : [],
   };
 }

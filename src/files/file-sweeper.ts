@@ -3,8 +3,10 @@ import { Cron, CronExpression } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
 import { RunningJobs } from '../common/jobs/running-jobs';
+import { AppConfig } from '../config/config';
+import { InjectConfig } from '../config/config.module';
+import { dataSourceUrl, sessionUrl } from '../database/typeorm-options';
 import { FileStorage } from './file-storage';
 import { FilesRepository } from './files.repository';
 
@@ -50,11 +52,13 @@ export class FileSweeper implements OnApplicationBootstrap {
 
   constructor(
     @InjectDataSource() dataSource: DataSource,
+    @InjectConfig() config: AppConfig,
     private readonly storage: FileStorage,
     private readonly files: FilesRepository,
     private readonly jobs: RunningJobs,
   ) {
-    this.databaseUrl = (dataSource.options as PostgresConnectionOptions).url!;
+    // The lock is held across many statements and store calls: a session's, never a pooler's.
+    this.databaseUrl = sessionUrl(config, dataSourceUrl(dataSource));
   }
 
   /** Before the instance listens: a pass is bounded, and a failed one is logged, not a reason to stop. */

@@ -5,13 +5,13 @@ import type { Response } from 'express';
 import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { TaskAccess } from '../access/access.service';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { ErrorCode } from '../common/errors/app-error';
 import { zonedIsoFormatter } from '../common/utils/zoned-time';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { dataSourceUrl, isPooled, poolSettings } from '../database/typeorm-options';
 import { scoreNumber } from './submissions.mapper';
 import { ExportRow, SubmissionsRepository } from './submissions.repository';
 
@@ -149,14 +149,12 @@ export class SubmissionsExportService implements OnApplicationShutdown {
   /** Same connection settings as TypeORM's pool; created at the first export. */
   private exportPool(): Pool {
     if (!this.pool) {
-      const main = (this.dataSource.driver as PostgresDriver).master as Pool;
       // Without the statement limits: they span a cursor's whole life, which the client's reading speed sets;
       // EXPORT_STALL_TIMEOUT_MS cuts an export that stops moving, database silent or not.
       this.pool = new Pool({
-        ...main.options,
+        ...poolSettings(this.config, { statementLimits: false, pooled: isPooled(this.config) }),
+        connectionString: dataSourceUrl(this.dataSource),
         max: this.config.exports.concurrency,
-        statement_timeout: undefined,
-        query_timeout: undefined,
       });
       // An idle connection that fails (database restart) is dropped by the pool; unheard, it would crash us.
       this.pool.on('error', (error) => this.logger.warn({ err: error }, 'Export pool connection failed'));

@@ -1,8 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { DataSource, QueryDeepPartialEntity } from 'typeorm';
 import { TaskAccess } from '../access/access.service';
 import { ParseInput, ParseResult } from '../ai/ai-provider';
 import { AiService } from '../ai/ai.service';

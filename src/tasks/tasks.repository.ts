@@ -1,7 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull } from 'typeorm';
-import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { DataSource, IsNull, QueryDeepPartialEntity } from 'typeorm';
 import { listedTaskSql, memberDeadlineSql, roleSeesTaskSql, taskLockedSql } from '../access/task-rules.sql';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { AppError } from '../common/errors/app-error';

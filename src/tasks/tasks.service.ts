@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
-import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { DataSource, EntityManager, QueryDeepPartialEntity } from 'typeorm';
 import { TaskAccess } from '../access/access.service';
 import { ClassesRepository } from '../classes/classes.repository';
 import { AppError } from '../common/errors/app-error';

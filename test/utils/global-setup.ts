@@ -2,18 +2,20 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedPostgres, startEmbeddedPostgres } from '../../src/database/embedded';
+import { PgBouncer, startPgBouncer } from '../fakes/pgbouncer';
 import { ensureBuilt } from './build';
 import { ensureTemplate } from './database';
 
 /** Handed to global-teardown, which runs in this same process. */
 export const testServer = globalThis as typeof globalThis & {
   embeddedTestPostgres?: { server: EmbeddedPostgres; dir: string };
+  testPgBouncer?: PgBouncer;
 };
 
 /**
  * Runs once before all test files: picks the PostgreSQL server (DATABASE_URL, else an embedded one in a
  * temporary directory on a free port), builds the migrated template database every test file clones, and
- * builds dist/ for the tests that start the built service.
+ * builds dist/ for the tests that start the built service; with TEST_POOLER=pgbouncer, a PgBouncer in front of it.
  * Workers read the server from TEST_ADMIN_DATABASE_URL.
  */
 export default async function globalSetup(): Promise<void> {
@@ -33,5 +35,10 @@ export default async function globalSetup(): Promise<void> {
   }
   process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
   process.env.TEST_TEMPLATE_DATABASE = await ensureTemplate(adminUrl);
+  // TEST_POOLER=pgbouncer: the test apps reach their databases through PgBouncer in transaction mode.
+  if (process.env.TEST_POOLER === 'pgbouncer') {
+    testServer.testPgBouncer = await startPgBouncer(adminUrl);
+    process.env.TEST_POOLER_PORT = String(testServer.testPgBouncer.port);
+  }
   ensureBuilt();
 }

@@ -1,8 +1,9 @@
 import { rmSync } from 'node:fs';
 import { testServer } from './global-setup';
 
-/** Stops the embedded server global-setup started, if any, and removes its directory. */
+/** Stops the PgBouncer and the embedded server global-setup started, if any, and removes its directory. */
 export default async function globalTeardown(): Promise<void> {
+  await testServer.testPgBouncer?.close();
   const handle = testServer.embeddedTestPostgres;
   if (!handle) return;
   await handle.server.stop();

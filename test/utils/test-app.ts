@@ -45,7 +45,13 @@ export async function createTestApp(
   const databaseUrl = options.databaseUrl ?? withDatabase(adminUrl, database!);
   const dataDir = mkdtempSync(join(tmpdir(), 'cts-test-'));
   const config = prepareDataDir(
-    loadConfig({ ...TEST_ENV, DATA_DIR: dataDir, ...env, DATABASE_URL: databaseUrl }),
+    loadConfig({
+      ...TEST_ENV,
+      DATA_DIR: dataDir,
+      ...env,
+      // A test that sets DATABASE_POOLER chose its connections itself.
+      ...(env.DATABASE_POOLER ? { DATABASE_URL: databaseUrl } : databaseEnv(databaseUrl)),
+    }),
   );
   const app = await createApp(config, databaseUrl);
   await app.init();
@@ -61,6 +67,25 @@ export async function createTestApp(
       if (database) await dropTestDatabase(adminUrl, database);
       rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * The database variables of a test app on `databaseUrl`: through the test run's PgBouncer
+ * (TEST_POOLER=pgbouncer) when the URL is of the test server, the direct URL serving the sessions.
+ */
+export function databaseEnv(databaseUrl: string): Record<string, string> {
+  const poolerPort = process.env.TEST_POOLER_PORT;
+  const server = new URL(process.env.TEST_ADMIN_DATABASE_URL!);
+  const direct = new URL(databaseUrl);
+  if (!poolerPort || direct.host !== server.host) return { DATABASE_URL: databaseUrl };
+  const pooled = new URL(databaseUrl);
+  pooled.hostname = '127.0.0.1';
+  pooled.port = poolerPort;
+  return {
+    DATABASE_URL: pooled.toString(),
+    DATABASE_DIRECT_URL: databaseUrl,
+    DATABASE_POOLER: 'transaction',
   };
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger as Pino } from 'pino';
 import { AppConfig } from '../../config/config';
@@ -43,9 +43,6 @@ const MALFORMED_REQUEST: ClientErrorAnswer = [
   ErrorCode.VALIDATION_ERROR,
 ];
 
-/** A server socket; Node keeps the response in flight on it, if any, as `_httpMessage`. */
-type ClientSocket = Socket & { _httpMessage?: ServerResponse | null };
-
 /**
  * Requests Node's HTTP server refuses (headers over its limit, malformed syntax, headers or body not received
  * within the timeouts) are answered by Node with an empty body and no request id. This answers them like
@@ -53,12 +50,13 @@ type ClientSocket = Socket & { _httpMessage?: ServerResponse | null };
  * and clients that closed their side mid-request get no answer (Node answered the latter with 400).
  */
 export function answerClientErrors(server: Server, logger: Pino): void {
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: ClientSocket) => {
+  const inFlightOn = responsesInFlight(server);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     const code = error.code ?? '';
     const answer =
       CLIENT_ERROR_ANSWERS[code] ??
       (code.startsWith('HPE_') && code !== CLIENT_LEFT ? MALFORMED_REQUEST : null);
-    const inFlight = socket._httpMessage;
+    const inFlight = inFlightOn.get(socket);
     // As Node does: answer unless a response on this connection has already begun (keep-alive included).
     if (!answer || !socket.writable || inFlight?.headersSent) {
       socket.destroy(error);
@@ -88,6 +86,19 @@ export function answerClientErrors(server: Server, logger: Pino): void {
         : 'request refused by the HTTP parser',
     );
   });
+}
+
+/** The response each connection of `server` is answering, while it is. */
+function responsesInFlight(server: Server): WeakMap<Socket, ServerResponse> {
+  const responses = new WeakMap<Socket, ServerResponse>();
+  server.on('request', ({ socket }: IncomingMessage, response: ServerResponse) => {
+    responses.set(socket, response);
+    const done = () => {
+      if (responses.get(socket) === response) responses.delete(socket);
+    };
+    response.once('finish', done).once('close', done);
+  });
+  return responses;
 }
 
 /**
