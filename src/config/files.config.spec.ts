@@ -50,6 +50,14 @@ describe('filesConfig', () => {
     });
   });
 
+  it('takes uploads of up to 10,000 parts of 5 MiB with the S3 driver, and any size with the local one', () => {
+    const largest = { UPLOAD_MAX_BYTES: String(10_000 * 5 * 1024 * 1024) };
+    expect(filesConfig({ FILE_STORAGE: 's3', S3_BUCKET: 'files', ...largest }).uploads.maxBytes).toBe(
+      52_428_800_000,
+    );
+    expect(filesConfig({ UPLOAD_MAX_BYTES: '52428800001' }).uploads.maxBytes).toBe(52_428_800_001);
+  });
+
   it('gives signed file URLs 300 s by default', () => {
     expect(filesConfig({}).signedFileUrls.ttlSeconds).toBe(300);
     expect(filesConfig({ FILE_URL_TTL_SECONDS: '1' }).signedFileUrls.ttlSeconds).toBe(1);
@@ -65,6 +73,8 @@ describe('filesConfig', () => {
     ['S3_FORCE_PATH_STYLE', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_FORCE_PATH_STYLE: 'maybe' }],
     ['S3_UPLOAD_MEMORY_MIB', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_UPLOAD_MEMORY_MIB: '4' }],
     ['S3_UPLOAD_MEMORY_MIB', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_UPLOAD_MEMORY_MIB: '1.5GB' }],
+    // More than S3's 10,000 parts of 5 MiB: such an upload could never complete.
+    ['UPLOAD_MAX_BYTES', { FILE_STORAGE: 's3', S3_BUCKET: 'files', UPLOAD_MAX_BYTES: '52428800001' }],
     ['FILE_URL_TTL_SECONDS', { FILE_URL_TTL_SECONDS: '0' }],
     ['FILE_URL_TTL_SECONDS', { FILE_URL_TTL_SECONDS: '86401' }],
   ]);

@@ -12,6 +12,14 @@ import { bool, ConfigError, Env, int, optional, str, url } from './env';
  * - `STORAGE_QUOTA_BYTES_PER_USER` (`1073741824`, 1 GiB; `0` = none): a user's task and submission files.
  * - `FILE_URL_TTL_SECONDS` (`300`): lifetime of a signed file URL (`GET /files/:fileKey/url`).
  */
+/**
+ * Every part of a multipart upload to S3 but the last has this size, the least S3 takes; a smaller file is
+ * one PutObject. S3 takes at most S3_MAX_PARTS parts, so with the S3 driver UPLOAD_MAX_BYTES is at most
+ * S3_MAX_PARTS × S3_PART_SIZE (48.8 GiB).
+ */
+export const S3_PART_SIZE = 5 * 1024 * 1024;
+export const S3_MAX_PARTS = 10_000;
+
 export interface FilesConfig {
   uploads: { maxBytes: number; quotaBytesPerUser: number };
   fileStorage: { driver: 'local' } | { driver: 's3'; s3: S3StorageConfig };
@@ -52,9 +60,16 @@ export function filesConfig(env: Env): FilesConfig {
   if (driver !== 'local' && driver !== 's3') {
     throw new ConfigError('FILE_STORAGE', `must be "local" or "s3", got "${driver}"`);
   }
+  const maxBytes = int(env, 'UPLOAD_MAX_BYTES', 20 * 1024 * 1024, 1);
+  if (driver === 's3' && maxBytes > S3_MAX_PARTS * S3_PART_SIZE) {
+    throw new ConfigError(
+      'UPLOAD_MAX_BYTES',
+      `must be at most ${S3_MAX_PARTS * S3_PART_SIZE} with FILE_STORAGE=s3 (${S3_MAX_PARTS} parts of 5 MiB)`,
+    );
+  }
   return {
     uploads: {
-      maxBytes: int(env, 'UPLOAD_MAX_BYTES', 20 * 1024 * 1024, 1),
+      maxBytes,
       quotaBytesPerUser: int(env, 'STORAGE_QUOTA_BYTES_PER_USER', 1024 ** 3, 0),
     },
     fileStorage: driver === 's3' ? { driver, s3: s3StorageConfig(env) } : { driver },

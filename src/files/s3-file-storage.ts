@@ -14,7 +14,7 @@ import {
 import { OnApplicationShutdown } from '@nestjs/common';
 import type { Agent } from 'node:https';
 import { Readable } from 'node:stream';
-import { S3StorageConfig } from '../config/files.config';
+import { S3_PART_SIZE, S3StorageConfig } from '../config/files.config';
 import {
   FILE_KEY_PATTERN,
   FileStorage,
@@ -24,7 +24,7 @@ import {
   StoredFile,
   StoredObject,
 } from './file-storage';
-import { PartBuffers, S3_PART_SIZE, uploadObject } from './s3-object-upload';
+import { PartBuffers, uploadObject } from './s3-object-upload';
 
 /** Keys one ListObjectsV2 or DeleteObjects call takes at most. */
 const S3_PAGE_MAX = 1000;

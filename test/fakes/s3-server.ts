@@ -20,6 +20,8 @@ export interface S3Request {
   status: number | null;
   /** Its `x-amz-content-sha256`: the body's SHA-256 hex when the signature covers it, else UNSIGNED-PAYLOAD. */
   payloadHash: string | undefined;
+  /** Its `x-amz-checksum-crc32`: the CRC32 of the body the client computed (base64), when it sent one. */
+  checksumCrc32: string | undefined;
 }
 
 /** The multipart operation `request` is, by the REST API's method and query (null for any other). */
@@ -82,6 +84,7 @@ export async function startS3Server(
       query: Object.fromEntries(url.searchParams),
       status: null,
       payloadHash: req.headers['x-amz-content-sha256'] as string | undefined,
+      checksumCrc32: req.headers['x-amz-checksum-crc32'] as string | undefined,
     };
     res.on('close', () =>
       received.push({ ...request, status: res.writableFinished ? res.statusCode : null }),
