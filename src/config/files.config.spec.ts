@@ -25,6 +25,7 @@ describe('filesConfig', () => {
         S3_SECRET_ACCESS_KEY: 'secret',
         S3_FORCE_PATH_STYLE: 'true',
         S3_UPLOAD_MEMORY_MIB: '64',
+        S3_KEY_PREFIX: 'classroom/files/',
       }).fileStorage,
     ).toEqual({
       driver: 's3',
@@ -35,6 +36,7 @@ describe('filesConfig', () => {
         credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
         forcePathStyle: true,
         uploadMemoryBytes: 64 * 1024 * 1024,
+        keyPrefix: 'classroom/files/',
       },
     });
     expect(filesConfig({ FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_REGION: 'auto' }).fileStorage).toEqual({
@@ -46,6 +48,7 @@ describe('filesConfig', () => {
         credentials: null,
         forcePathStyle: false,
         uploadMemoryBytes: 320 * 1024 * 1024,
+        keyPrefix: '',
       },
     });
   });
@@ -75,6 +78,8 @@ describe('filesConfig', () => {
     ['S3_UPLOAD_MEMORY_MIB', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_UPLOAD_MEMORY_MIB: '1.5GB' }],
     // More than S3's 10,000 parts of 5 MiB: such an upload could never complete.
     ['UPLOAD_MAX_BYTES', { FILE_STORAGE: 's3', S3_BUCKET: 'files', UPLOAD_MAX_BYTES: '52428800001' }],
+    ['S3_KEY_PREFIX', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_KEY_PREFIX: '/files/' }],
+    ['S3_KEY_PREFIX', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_KEY_PREFIX: 'files?/' }],
     ['FILE_URL_TTL_SECONDS', { FILE_URL_TTL_SECONDS: '0' }],
     ['FILE_URL_TTL_SECONDS', { FILE_URL_TTL_SECONDS: '86401' }],
   ]);

@@ -1,4 +1,10 @@
-import { ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
+import {
+  CreateMultipartUploadCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:https';
 import { PassThrough, Readable } from 'node:stream';
@@ -8,7 +14,7 @@ import { multipartOperation, S3_TEST_BUCKET, S3Server, startS3Server } from '../
 import { sleep, waitFor } from '../../test/utils/wait';
 import { AppError, ErrorCode } from '../common/errors/app-error';
 import { S3_PART_SIZE, S3StorageConfig } from '../config/files.config';
-import { FileTooLargeError } from './file-storage';
+import { FileTooLargeError, newFileKey } from './file-storage';
 import { s3Client, S3FileStorage } from './s3-file-storage';
 import { PartBuffers, uploadObject } from './s3-object-upload';
 
@@ -23,13 +29,18 @@ function* chunksOf(content: Buffer): Generator<Buffer> {
 const chunked = (content: Buffer): Readable => Readable.from(chunksOf(content));
 
 /** The settings of a storage on `server`'s bucket. */
-const s3Config = (server: S3Server, uploadMemoryBytes = 64 * S3_PART_SIZE): S3StorageConfig => ({
+const s3Config = (
+  server: S3Server,
+  uploadMemoryBytes = 64 * S3_PART_SIZE,
+  keyPrefix = '',
+): S3StorageConfig => ({
   bucket: S3_TEST_BUCKET,
   region: 'us-east-1',
   endpoint: server.env.S3_ENDPOINT,
   credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
   forcePathStyle: true,
   uploadMemoryBytes,
+  keyPrefix,
 });
 
 /**
@@ -319,5 +330,79 @@ describe('S3FileStorage with a store without ListMultipartUploads', () => {
       storage.onApplicationShutdown();
       await server.close();
     }
+  });
+});
+
+describe('S3FileStorage in a bucket shared with other writers (S3_KEY_PREFIX)', () => {
+  let server: S3Server;
+  let client: S3Client;
+  let storage: S3FileStorage;
+  const PREFIX = 'classroom/';
+
+  beforeAll(async () => {
+    // Two uploads per listing page: the sweep must go through every page.
+    server = await startS3Server({ uploadsPageMax: 2 });
+    client = s3Client(s3Config(server));
+    storage = new S3FileStorage(s3Config(server, S3_PART_SIZE, PREFIX));
+  });
+  afterAll(async () => {
+    storage.onApplicationShutdown();
+    client.destroy();
+    await server.close();
+  });
+
+  const startUploadOf = async (key: string): Promise<string> => {
+    const { UploadId } = await client.send(
+      new CreateMultipartUploadCommand({ Bucket: S3_TEST_BUCKET, Key: key }),
+    );
+    return UploadId!;
+  };
+  /** Every incomplete upload's key, page after page. */
+  const incompleteKeys = async (): Promise<string[]> => {
+    const keys: string[] = [];
+    let markers = {};
+    for (;;) {
+      const page = await client.send(new ListMultipartUploadsCommand({ Bucket: S3_TEST_BUCKET, ...markers }));
+      keys.push(...(page.Uploads ?? []).map((upload) => upload.Key!));
+      if (!page.IsTruncated) return keys;
+      markers = { KeyMarker: page.NextKeyMarker, UploadIdMarker: page.NextUploadIdMarker };
+    }
+  };
+
+  it('stores, lists and reads its files under the prefix', async () => {
+    const content = randomBytes(1000);
+    const { key } = await storage.put(chunked(content), S3_PART_SIZE);
+    await client.send(
+      new PutObjectCommand({ Bucket: S3_TEST_BUCKET, Key: newFileKey(), Body: 'another writer' }),
+    );
+    const head = await client.send(new HeadObjectCommand({ Bucket: S3_TEST_BUCKET, Key: `${PREFIX}${key}` }));
+    expect(head.ContentLength).toBe(1000);
+    expect((await storage.list(undefined, 1000)).map((object) => object.key)).toEqual([key]);
+    expect(await storage.sizeOf(key)).toBe(1000);
+    expect((await buffer(await storage.read(key))).equals(content)).toBe(true);
+    await storage.remove([key]);
+    expect(await storage.list(undefined, 1000)).toEqual([]);
+  });
+
+  it('aborts only its own stale multipart uploads, over every page of the listing', async () => {
+    const own = [newFileKey(), newFileKey(), newFileKey()].map((key) => `${PREFIX}${key}`);
+    const foreign = [`other-app/${newFileKey()}`, newFileKey(), `${PREFIX}backups/db.tar`];
+    for (const key of [...own, ...foreign]) await startUploadOf(key);
+    server.ageUploads(2 * 60 * 60 * 1000);
+    const recent = `${PREFIX}${newFileKey()}`;
+    await startUploadOf(recent);
+    const since = server.requests().length;
+
+    expect(await storage.removeIncomplete(new Date(Date.now() - 60 * 60 * 1000), 2)).toBe(2);
+    expect(await storage.removeIncomplete(new Date(Date.now() - 60 * 60 * 1000), 100)).toBe(1);
+    const listings = server
+      .requests()
+      .slice(since)
+      .filter((request) => multipartOperation(request) === 'ListMultipartUploads');
+    // Only the prefix was listed, page after page (5 uploads under it, 2 a page).
+    expect(listings.every((request) => request.query.prefix === PREFIX)).toBe(true);
+    expect(listings.length).toBeGreaterThanOrEqual(4);
+    expect(listings.some((request) => request.query['key-marker'] !== undefined)).toBe(true);
+    expect((await incompleteKeys()).sort()).toEqual([...foreign, recent].sort());
   });
 });
