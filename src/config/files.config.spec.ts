@@ -25,6 +25,7 @@ describe('filesConfig', () => {
         S3_SECRET_ACCESS_KEY: 'secret',
         S3_FORCE_PATH_STYLE: 'true',
         S3_UPLOAD_MEMORY_MIB: '64',
+        S3_KEY_PREFIX: 'classroom/files/',
       }).fileStorage,
     ).toEqual({
       driver: 's3',
@@ -35,6 +36,7 @@ describe('filesConfig', () => {
         credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
         forcePathStyle: true,
         uploadMemoryBytes: 64 * 1024 * 1024,
+        keyPrefix: 'classroom/files/',
       },
     });
     expect(filesConfig({ FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_REGION: 'auto' }).fileStorage).toEqual({
@@ -46,8 +48,17 @@ describe('filesConfig', () => {
         credentials: null,
         forcePathStyle: false,
         uploadMemoryBytes: 320 * 1024 * 1024,
+        keyPrefix: '',
       },
     });
+  });
+
+  it('takes uploads of up to 10,000 parts of 5 MiB with the S3 driver, and any size with the local one', () => {
+    const largest = { UPLOAD_MAX_BYTES: String(10_000 * 5 * 1024 * 1024) };
+    expect(filesConfig({ FILE_STORAGE: 's3', S3_BUCKET: 'files', ...largest }).uploads.maxBytes).toBe(
+      52_428_800_000,
+    );
+    expect(filesConfig({ UPLOAD_MAX_BYTES: '52428800001' }).uploads.maxBytes).toBe(52_428_800_001);
   });
 
   it('gives signed file URLs 300 s by default', () => {
@@ -65,6 +76,10 @@ describe('filesConfig', () => {
     ['S3_FORCE_PATH_STYLE', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_FORCE_PATH_STYLE: 'maybe' }],
     ['S3_UPLOAD_MEMORY_MIB', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_UPLOAD_MEMORY_MIB: '4' }],
     ['S3_UPLOAD_MEMORY_MIB', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_UPLOAD_MEMORY_MIB: '1.5GB' }],
+    // More than S3's 10,000 parts of 5 MiB: such an upload could never complete.
+    ['UPLOAD_MAX_BYTES', { FILE_STORAGE: 's3', S3_BUCKET: 'files', UPLOAD_MAX_BYTES: '52428800001' }],
+    ['S3_KEY_PREFIX', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_KEY_PREFIX: '/files/' }],
+    ['S3_KEY_PREFIX', { FILE_STORAGE: 's3', S3_BUCKET: 'files', S3_KEY_PREFIX: 'files?/' }],
     ['FILE_URL_TTL_SECONDS', { FILE_URL_TTL_SECONDS: '0' }],
     ['FILE_URL_TTL_SECONDS', { FILE_URL_TTL_SECONDS: '86401' }],
   ]);

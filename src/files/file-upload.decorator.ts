@@ -8,17 +8,18 @@ import {
   ApiServiceUnavailableResponse,
 } from '@nestjs/swagger';
 import { ErrorResponse } from '../common/errors/error.response';
-import { StorageQuotaInterceptor } from './storage-quota';
+import { StorageQuotaInterceptor, StoredFileQuota } from './storage-quota';
 
 /**
  * An upload route: one multipart part `file`, streamed to storage by the shared multer setup (read it with
- * `@UploadedFile()`) once the caller's quota holds the declared size, documented for OpenAPI with its 403,
+ * `@UploadedFile()`) once the caller's quota holds the declared size, and kept only if the stored file fits
+ * the quota (see `StorageQuota`), documented for OpenAPI with its 403,
  * 413 and 503. Check access with a guard beside it (`@TaskRoute`): guards run before these interceptors, so a
  * refused caller stores nothing.
  */
 export const FileUpload = (): MethodDecorator =>
   applyDecorators(
-    UseInterceptors(StorageQuotaInterceptor, FileInterceptor('file')),
+    UseInterceptors(StorageQuotaInterceptor, FileInterceptor('file'), StoredFileQuota),
     ApiConsumes('multipart/form-data'),
     ApiBody({
       schema: {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { affected, one } from '../database/sql';
 
 /** Namespace of the per-user advisory locks of the quota check (two-key form: apart from one-key locks). */
@@ -13,6 +13,16 @@ export interface StoredFileRow {
   original_name: string;
   mime_type: string | null;
   size_bytes: string | null;
+}
+
+/** The bytes of the task files user $1 uploaded and of their submission files. */
+const FILE_BYTES_OF_USER = `COALESCE((SELECT sum(size_bytes) FROM task_attachments WHERE uploaded_by = $1), 0)
+  + COALESCE((SELECT sum(sa.size_bytes) FROM submission_attachments sa
+                JOIN submissions s ON s.id = sa.submission_id WHERE s.user_id = $1), 0)`;
+
+/** The per-user quota lock, held to the end of the transaction of `manager`. */
+async function lockQuotaOf(manager: EntityManager, userId: string): Promise<void> {
+  await one(manager, 'SELECT pg_advisory_xact_lock($1, hashtext($2))', [QUOTA_LOCK_NAMESPACE, userId]);
 }
 
 /** The attachment rows behind a stored file, task or submission. */
@@ -35,27 +45,55 @@ export class FilesRepository {
   }
 
   /**
-   * Reserves `bytes` against `userId`'s quota and answers the reservation's id, or null when the user's
-   * files, their reservations newer than `liveSince` and `bytes` would pass `quotaBytes`. A per-user
-   * transaction lock makes concurrent uploads of one user check one after the other.
+   * Reserves `bytes` (an upload's declared size) for `userId` and answers the reservation's id, or null
+   * when the user's files, their reservations newer than `liveSince` (at their stored size once settled, else
+   * their declared one) and `bytes` would pass `limitBytes`. A per-user transaction lock makes concurrent
+   * uploads of one user check one after the other, here and in `settleStorage`.
    */
-  reserveStorage(userId: string, bytes: number, quotaBytes: number, liveSince: Date): Promise<string | null> {
+  reserveStorage(userId: string, bytes: number, limitBytes: number, liveSince: Date): Promise<string | null> {
     return this.dataSource.transaction(async (manager) => {
-      await one(manager, 'SELECT pg_advisory_xact_lock($1, hashtext($2))', [QUOTA_LOCK_NAMESPACE, userId]);
+      await lockQuotaOf(manager, userId);
       const reservation = await one<{ id: string }>(
         manager,
         `INSERT INTO storage_reservations (user_id, bytes)
          SELECT $1, $2::bigint
-          WHERE COALESCE((SELECT sum(size_bytes) FROM task_attachments WHERE uploaded_by = $1), 0)
-              + COALESCE((SELECT sum(sa.size_bytes) FROM submission_attachments sa
-                            JOIN submissions s ON s.id = sa.submission_id WHERE s.user_id = $1), 0)
-              + COALESCE((SELECT sum(bytes) FROM storage_reservations
+          WHERE ${FILE_BYTES_OF_USER}
+              + COALESCE((SELECT sum(COALESCE(stored_bytes, bytes)) FROM storage_reservations
                            WHERE user_id = $1 AND created_at > $4), 0)
               + $2::bigint <= $3::bigint
          RETURNING id`,
-        [userId, bytes, quotaBytes, liveSince],
+        [userId, bytes, limitBytes, liveSince],
       );
       return reservation?.id ?? null;
+    });
+  }
+
+  /**
+   * Settles `reservationId` to the `storedBytes` of its stored file, if the user's files, their other
+   * settled reservations newer than `liveSince` and `storedBytes` stay within `quotaBytes`; answers whether
+   * they do. Reservations not yet settled are not counted: each is checked when its own file is stored.
+   */
+  settleStorage(
+    reservationId: string,
+    userId: string,
+    storedBytes: number,
+    quotaBytes: number,
+    liveSince: Date,
+  ): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      await lockQuotaOf(manager, userId);
+      const settled = await one<{ id: string }>(
+        manager,
+        `UPDATE storage_reservations SET stored_bytes = $2::bigint
+          WHERE id = $5
+            AND ${FILE_BYTES_OF_USER}
+              + COALESCE((SELECT sum(stored_bytes) FROM storage_reservations
+                           WHERE user_id = $1 AND created_at > $4 AND id <> $5), 0)
+              + $2::bigint <= $3::bigint
+          RETURNING id`,
+        [userId, storedBytes, quotaBytes, liveSince, reservationId],
+      );
+      return settled !== null;
     });
   }
 

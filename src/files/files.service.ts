@@ -3,7 +3,6 @@ import type { Readable } from 'node:stream';
 import { AccessService } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { FileStorage } from './file-storage';
-import { countedTransfer } from './transfer-memory';
 import { FileUrlSigner, SignedFileUrl } from './file-url-signer';
 import { FilesRepository, StoredFileRow } from './files.repository';
 
@@ -71,7 +70,7 @@ export class FilesService {
       throw AppError.notFound('File');
     }
     return {
-      stream: countedTransfer(stream),
+      stream,
       originalName: file.original_name,
       mimeType: file.mime_type ?? 'application/octet-stream',
       sizeBytes: file.size_bytes === null ? null : Number(file.size_bytes),

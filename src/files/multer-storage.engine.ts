@@ -4,7 +4,6 @@ import type { Request } from 'express';
 import type { StorageEngine } from 'multer';
 import { IDEMPOTENCY_KEY_HEADER } from '../common/http/idempotency-key';
 import { FileStorage } from './file-storage';
-import { countTransferred } from './transfer-memory';
 
 /** The multer file as handlers see it: `key` names the stored object. */
 export interface UploadedFileInfo extends Express.Multer.File {
@@ -24,7 +23,6 @@ export function fileStorageEngine(storage: FileStorage, maxBytes: number): Stora
       const passing = new Transform({
         transform(chunk: Buffer, _encoding, done) {
           hash?.update(chunk);
-          countTransferred(chunk.length);
           done(null, chunk);
         },
       });

@@ -1,13 +1,22 @@
+import {
+  CreateMultipartUploadCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:https';
 import { PassThrough, Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
+import { crc32 } from 'node:zlib';
 import { multipartOperation, S3_TEST_BUCKET, S3Server, startS3Server } from '../../test/fakes/s3-server';
 import { sleep, waitFor } from '../../test/utils/wait';
 import { AppError, ErrorCode } from '../common/errors/app-error';
-import { FileTooLargeError } from './file-storage';
-import { S3FileStorage } from './s3-file-storage';
-import { S3_PART_SIZE } from './s3-object-upload';
+import { S3_PART_SIZE, S3StorageConfig } from '../config/files.config';
+import { FileTooLargeError, newFileKey } from './file-storage';
+import { s3Client, S3FileStorage } from './s3-file-storage';
+import { PartBuffers, uploadObject } from './s3-object-upload';
 
 const CHUNK_BYTES = 64 * 1024;
 
@@ -19,21 +28,28 @@ function* chunksOf(content: Buffer): Generator<Buffer> {
 }
 const chunked = (content: Buffer): Readable => Readable.from(chunksOf(content));
 
+/** The settings of a storage on `server`'s bucket. */
+const s3Config = (
+  server: S3Server,
+  uploadMemoryBytes = 64 * S3_PART_SIZE,
+  keyPrefix = '',
+): S3StorageConfig => ({
+  bucket: S3_TEST_BUCKET,
+  region: 'us-east-1',
+  endpoint: server.env.S3_ENDPOINT,
+  credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  forcePathStyle: true,
+  uploadMemoryBytes,
+  keyPrefix,
+});
+
 /**
  * A storage on `server`'s bucket that may hold `uploadMemoryBytes` of upload parts at once; over https it
  * trusts `server`'s certificate.
  */
 const storageOn = (server: S3Server, uploadMemoryBytes = 64 * S3_PART_SIZE): S3FileStorage => {
-  const config = {
-    bucket: S3_TEST_BUCKET,
-    region: 'us-east-1',
-    endpoint: server.env.S3_ENDPOINT,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    forcePathStyle: true,
-    uploadMemoryBytes,
-  };
   const httpsAgent = server.certificate ? new Agent({ ca: server.certificate }) : undefined;
-  return new S3FileStorage(config, httpsAgent);
+  return new S3FileStorage(s3Config(server, uploadMemoryBytes), httpsAgent);
 };
 
 describe('S3FileStorage against an S3-compatible server', () => {
@@ -77,22 +93,113 @@ describe('S3FileStorage against an S3-compatible server', () => {
     }
   });
 
-  it('fails a file over the limit with FileTooLargeError and stores nothing', async () => {
+  /** The multipart operations the server answered since `since` requests, with their status. */
+  const operationsSince = (since: number): string[] =>
+    server
+      .requests()
+      .slice(since)
+      .map((request) => [multipartOperation(request), request.status].join(' '))
+      .filter((operation) => !operation.startsWith(' '));
+  /** How many incomplete multipart uploads the server holds. */
+  const incompleteUploads = async (): Promise<number> => {
+    const client = s3Client(s3Config(server));
+    try {
+      const { Uploads } = await client.send(new ListMultipartUploadsCommand({ Bucket: S3_TEST_BUCKET }));
+      return Uploads?.length ?? 0;
+    } finally {
+      client.destroy();
+    }
+  };
+
+  it('fails a file over the limit with FileTooLargeError, aborts its multipart upload and stores nothing', async () => {
     const before = await storage.list(undefined, 1000);
+    const since = server.requests().length;
     await expect(
       storage.put(chunked(randomBytes(S3_PART_SIZE + CHUNK_BYTES)), S3_PART_SIZE),
     ).rejects.toBeInstanceOf(FileTooLargeError);
     expect(await storage.list(undefined, 1000)).toEqual(before);
+    // The first part was sent while the rest was read.
+    expect(operationsSince(since)).toEqual([
+      'CreateMultipartUpload 200',
+      'UploadPart 200',
+      'AbortMultipartUpload 204',
+    ]);
+    expect(await incompleteUploads()).toBe(0);
   });
 
-  it("passes on the source's own failure in a later part and stores nothing", async () => {
+  it("passes on the source's own failure in a later part, aborts its multipart upload and stores nothing", async () => {
     const before = await storage.list(undefined, 1000);
+    const since = server.requests().length;
     const source = new PassThrough();
     const stored = storage.put(source, 3 * S3_PART_SIZE);
     source.write(randomBytes(S3_PART_SIZE + CHUNK_BYTES));
     setTimeout(() => source.destroy(new Error('client went away')), 50);
     await expect(stored).rejects.toThrow('client went away');
     expect(await storage.list(undefined, 1000)).toEqual(before);
+    expect(operationsSince(since)).toEqual([
+      'CreateMultipartUpload 200',
+      'UploadPart 200',
+      'AbortMultipartUpload 204',
+    ]);
+    expect(await incompleteUploads()).toBe(0);
+  });
+
+  it("sends the CRC32 of every part and of a single-request object, and the parts' at completion", async () => {
+    const crc32Of = (bytes: Buffer): string => {
+      const digest = Buffer.alloc(4);
+      digest.writeUInt32BE(crc32(bytes));
+      return digest.toString('base64');
+    };
+    const checksumsSince = (since: number, operation: string): (string | undefined)[] =>
+      server
+        .requests()
+        .slice(since)
+        .filter((request) => multipartOperation(request) === operation)
+        .map((request) => request.checksumCrc32);
+
+    const large = randomBytes(2 * S3_PART_SIZE + 12_345);
+    let since = server.requests().length;
+    const { key } = await storage.put(chunked(large), 3 * S3_PART_SIZE);
+    expect(checksumsSince(since, 'UploadPart')).toEqual([
+      crc32Of(large.subarray(0, S3_PART_SIZE)),
+      crc32Of(large.subarray(S3_PART_SIZE, 2 * S3_PART_SIZE)),
+      crc32Of(large.subarray(2 * S3_PART_SIZE)),
+    ]);
+    expect((await readBack(key)).equals(large)).toBe(true);
+
+    const small = randomBytes(1000);
+    since = server.requests().length;
+    await storage.put(chunked(small), 3 * S3_PART_SIZE);
+    const puts = server
+      .requests()
+      .slice(since)
+      .filter((request) => request.method === 'PUT');
+    expect(puts.map((request) => request.checksumCrc32)).toEqual([crc32Of(small)]);
+  });
+
+  it('fails a source longer than the most parts a multipart upload takes before sending the part over, and aborts', async () => {
+    const client = s3Client(s3Config(server));
+    try {
+      const since = server.requests().length;
+      const target = { bucket: S3_TEST_BUCKET, key: 'too-many-parts' };
+      const upload = uploadObject(
+        client,
+        new PartBuffers(2),
+        target,
+        chunked(randomBytes(2 * S3_PART_SIZE + 1)),
+        2,
+      );
+      await expect(upload).rejects.toBeInstanceOf(FileTooLargeError);
+      expect(operationsSince(since)).toEqual([
+        'CreateMultipartUpload 200',
+        'UploadPart 200',
+        'UploadPart 200',
+        'AbortMultipartUpload 204',
+      ]);
+      expect(await incompleteUploads()).toBe(0);
+    } finally {
+      client.destroy();
+    }
   });
 
   it('answers 503 STORAGE_UNAVAILABLE while the store is down, and stores again once it is back', async () => {
@@ -147,6 +254,32 @@ describe('S3FileStorage against an S3-compatible server', () => {
     });
   });
 
+  it('lets an upload waiting for a part buffer whose client left give up its place at once', async () => {
+    const single = storageOn(server, S3_PART_SIZE);
+    try {
+      const first = new PassThrough();
+      const content = randomBytes(S3_PART_SIZE + 1);
+      const firstStored = single.put(first, 3 * S3_PART_SIZE);
+      first.write(content.subarray(0, CHUNK_BYTES));
+      const left = new PassThrough();
+      const leftStored = single.put(left, 3 * S3_PART_SIZE);
+      left.write(randomBytes(CHUNK_BYTES));
+      await sleep(100);
+      left.destroy(new Error('client went away'));
+      // It fails while the first upload still holds the only buffer, not once that is given back.
+      await expect(leftStored).rejects.toThrow('client went away');
+      first.end(content.subarray(CHUNK_BYTES));
+      const { key } = await firstStored;
+      expect((await buffer(await single.read(key))).equals(content)).toBe(true);
+      // The buffer went back to the storage, not to the upload that left: the next one takes it.
+      const next = randomBytes(1000);
+      const stored = await single.put(chunked(next), 3 * S3_PART_SIZE);
+      expect((await buffer(await single.read(stored.key))).equals(next)).toBe(true);
+    } finally {
+      single.onApplicationShutdown();
+    }
+  });
+
   it.each([
     ['two parts and a bit', 2 * S3_PART_SIZE + 5],
     ['exactly two parts', 2 * S3_PART_SIZE],
@@ -197,5 +330,79 @@ describe('S3FileStorage with a store without ListMultipartUploads', () => {
       storage.onApplicationShutdown();
       await server.close();
     }
+  });
+});
+
+describe('S3FileStorage in a bucket shared with other writers (S3_KEY_PREFIX)', () => {
+  let server: S3Server;
+  let client: S3Client;
+  let storage: S3FileStorage;
+  const PREFIX = 'classroom/';
+
+  beforeAll(async () => {
+    // Two uploads per listing page: the sweep must go through every page.
+    server = await startS3Server({ uploadsPageMax: 2 });
+    client = s3Client(s3Config(server));
+    storage = new S3FileStorage(s3Config(server, S3_PART_SIZE, PREFIX));
+  });
+  afterAll(async () => {
+    storage.onApplicationShutdown();
+    client.destroy();
+    await server.close();
+  });
+
+  const startUploadOf = async (key: string): Promise<string> => {
+    const { UploadId } = await client.send(
+      new CreateMultipartUploadCommand({ Bucket: S3_TEST_BUCKET, Key: key }),
+    );
+    return UploadId!;
+  };
+  /** Every incomplete upload's key, page after page. */
+  const incompleteKeys = async (): Promise<string[]> => {
+    const keys: string[] = [];
+    let markers = {};
+    for (;;) {
+      const page = await client.send(new ListMultipartUploadsCommand({ Bucket: S3_TEST_BUCKET, ...markers }));
+      keys.push(...(page.Uploads ?? []).map((upload) => upload.Key!));
+      if (!page.IsTruncated) return keys;
+      markers = { KeyMarker: page.NextKeyMarker, UploadIdMarker: page.NextUploadIdMarker };
+    }
+  };
+
+  it('stores, lists and reads its files under the prefix', async () => {
+    const content = randomBytes(1000);
+    const { key } = await storage.put(chunked(content), S3_PART_SIZE);
+    await client.send(
+      new PutObjectCommand({ Bucket: S3_TEST_BUCKET, Key: newFileKey(), Body: 'another writer' }),
+    );
+    const head = await client.send(new HeadObjectCommand({ Bucket: S3_TEST_BUCKET, Key: `${PREFIX}${key}` }));
+    expect(head.ContentLength).toBe(1000);
+    expect((await storage.list(undefined, 1000)).map((object) => object.key)).toEqual([key]);
+    expect(await storage.sizeOf(key)).toBe(1000);
+    expect((await buffer(await storage.read(key))).equals(content)).toBe(true);
+    await storage.remove([key]);
+    expect(await storage.list(undefined, 1000)).toEqual([]);
+  });
+
+  it('aborts only its own stale multipart uploads, over every page of the listing', async () => {
+    const own = [newFileKey(), newFileKey(), newFileKey()].map((key) => `${PREFIX}${key}`);
+    const foreign = [`other-app/${newFileKey()}`, newFileKey(), `${PREFIX}backups/db.tar`];
+    for (const key of [...own, ...foreign]) await startUploadOf(key);
+    server.ageUploads(2 * 60 * 60 * 1000);
+    const recent = `${PREFIX}${newFileKey()}`;
+    await startUploadOf(recent);
+    const since = server.requests().length;
+
+    expect(await storage.removeIncomplete(new Date(Date.now() - 60 * 60 * 1000), 2)).toBe(2);
+    expect(await storage.removeIncomplete(new Date(Date.now() - 60 * 60 * 1000), 100)).toBe(1);
+    const listings = server
+      .requests()
+      .slice(since)
+      .filter((request) => multipartOperation(request) === 'ListMultipartUploads');
+    // Only the prefix was listed, page after page (5 uploads under it, 2 a page).
+    expect(listings.every((request) => request.query.prefix === PREFIX)).toBe(true);
+    expect(listings.length).toBeGreaterThanOrEqual(4);
+    expect(listings.some((request) => request.query['key-marker'] !== undefined)).toBe(true);
+    expect((await incompleteKeys()).sort()).toEqual([...foreign, recent].sort());
   });
 });

@@ -5,8 +5,8 @@ import {
   HeadBucketCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
+  ListMultipartUploadsCommandOutput,
   ListObjectsV2Command,
-  MultipartUpload,
   NoSuchKey,
   S3Client,
   S3ServiceException,
@@ -14,7 +14,7 @@ import {
 import { OnApplicationShutdown } from '@nestjs/common';
 import type { Agent } from 'node:https';
 import { Readable } from 'node:stream';
-import { S3StorageConfig } from '../config/files.config';
+import { S3_PART_SIZE, S3StorageConfig } from '../config/files.config';
 import {
   FILE_KEY_PATTERN,
   FileStorage,
@@ -24,7 +24,7 @@ import {
   StoredFile,
   StoredObject,
 } from './file-storage';
-import { PartBuffers, S3_PART_SIZE, uploadObject } from './s3-object-upload';
+import { PartBuffers, uploadObject } from './s3-object-upload';
 
 /** Keys one ListObjectsV2 or DeleteObjects call takes at most. */
 const S3_PAGE_MAX = 1000;
@@ -69,13 +69,14 @@ export function s3Client(config: S3StorageConfig, httpsAgent?: Agent): S3Client 
 }
 
 /**
- * Files as objects of one bucket, each under its key. S3 shows an object only once its upload completed; a
+ * Files as objects of one bucket, each under its key after S3_KEY_PREFIX. S3 shows an object only once its upload completed; a
  * multipart upload a crash interrupted stays as an incomplete upload until `removeIncomplete` aborts it.
  * Failures of the store answer 503 STORAGE_UNAVAILABLE; a missing object stays a plain error (404 upstream).
  */
 export class S3FileStorage extends FileStorage implements OnApplicationShutdown {
   private readonly client: S3Client;
   private readonly bucket: string;
+  private readonly prefix: string;
   private readonly partBuffers: PartBuffers;
 
   /** `httpsAgent`: see `s3Client`. */
@@ -83,6 +84,7 @@ export class S3FileStorage extends FileStorage implements OnApplicationShutdown 
     super();
     this.client = s3Client(config, httpsAgent);
     this.bucket = config.bucket;
+    this.prefix = config.keyPrefix;
     this.partBuffers = new PartBuffers(Math.max(1, Math.floor(config.uploadMemoryBytes / S3_PART_SIZE)));
   }
 
@@ -98,7 +100,12 @@ export class S3FileStorage extends FileStorage implements OnApplicationShutdown 
     let bodyError: Error | undefined;
     body.on('error', (error: Error) => (bodyError = error));
     try {
-      await uploadObject(this.client, this.partBuffers, { bucket: this.bucket, key }, body);
+      await uploadObject(
+        this.client,
+        this.partBuffers,
+        { bucket: this.bucket, key: this.objectKey(key) },
+        body,
+      );
     } catch (error) {
       // The client's own failure (too large, aborted) stays what it is; anything else is the store's.
       throw bodyError ?? storageUnavailable(error);
@@ -108,7 +115,9 @@ export class S3FileStorage extends FileStorage implements OnApplicationShutdown 
   /** The size of the object `key`; null when there is none. */
   async sizeOf(key: string): Promise<number | null> {
     try {
-      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      const head = await this.client.send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }),
+      );
       return head.ContentLength ?? 0;
     } catch (error) {
       if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404) return null;
@@ -118,7 +127,9 @@ export class S3FileStorage extends FileStorage implements OnApplicationShutdown 
 
   async read(key: string): Promise<Readable> {
     try {
-      const { Body } = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const { Body } = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }),
+      );
       return Body as Readable;
     } catch (error) {
       if (error instanceof NoSuchKey) throw error;
@@ -129,7 +140,7 @@ export class S3FileStorage extends FileStorage implements OnApplicationShutdown 
   async remove(keys: readonly string[]): Promise<void> {
     const valid = keys.filter((key) => FILE_KEY_PATTERN.test(key));
     for (let i = 0; i < valid.length; i += S3_PAGE_MAX) {
-      const objects = valid.slice(i, i + S3_PAGE_MAX).map((key) => ({ Key: key }));
+      const objects = valid.slice(i, i + S3_PAGE_MAX).map((key) => ({ Key: this.objectKey(key) }));
       const { Errors } = await this.client.send(
         new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: objects, Quiet: true } }),
       );
@@ -145,14 +156,16 @@ export class S3FileStorage extends FileStorage implements OnApplicationShutdown 
       const page = await this.client.send(
         new ListObjectsV2Command({
           Bucket: this.bucket,
-          StartAfter: continuationToken ? undefined : after,
+          Prefix: this.prefix || undefined,
+          StartAfter: continuationToken || after === undefined ? undefined : this.objectKey(after),
           ContinuationToken: continuationToken,
           MaxKeys: Math.min(limit - found.length, S3_PAGE_MAX),
         }),
       );
       for (const object of page.Contents ?? []) {
-        if (object.Key && object.LastModified && FILE_KEY_PATTERN.test(object.Key)) {
-          found.push({ key: object.Key, sizeBytes: object.Size ?? 0, modifiedAt: object.LastModified });
+        const key = this.fileKeyOf(object.Key);
+        if (key && object.LastModified) {
+          found.push({ key, sizeBytes: object.Size ?? 0, modifiedAt: object.LastModified });
         }
       }
       continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
@@ -161,24 +174,49 @@ export class S3FileStorage extends FileStorage implements OnApplicationShutdown 
   }
 
   /**
-   * Aborts multipart uploads started before `before`. A store without ListMultipartUploads (some
-   * S3-compatible ones) has nothing to abort here: its bucket lifecycle rule does it (docs/operations.md).
+   * Aborts the service's multipart uploads (its prefix, keys shaped as its own) started before `before`,
+   * going through every page of the listing; other writers' uploads in a shared bucket are left alone. A
+   * store without ListMultipartUploads (some S3-compatible ones) has nothing to abort here: its bucket
+   * lifecycle rule does it (docs/operations.md).
    */
   async removeIncomplete(before: Date, limit: number): Promise<number> {
-    let uploads: MultipartUpload[];
-    try {
-      ({ Uploads: uploads = [] } = await this.client.send(
-        new ListMultipartUploadsCommand({ Bucket: this.bucket, MaxUploads: S3_PAGE_MAX }),
-      ));
-    } catch (error) {
-      if (error instanceof S3ServiceException && error.name === 'NotImplemented') return 0;
-      throw error;
+    let aborted = 0;
+    let markers: { KeyMarker?: string; UploadIdMarker?: string } = {};
+    while (aborted < limit) {
+      let page: ListMultipartUploadsCommandOutput;
+      try {
+        page = await this.client.send(
+          new ListMultipartUploadsCommand({
+            Bucket: this.bucket,
+            Prefix: this.prefix || undefined,
+            MaxUploads: S3_PAGE_MAX,
+            ...markers,
+          }),
+        );
+      } catch (error) {
+        if (error instanceof S3ServiceException && error.name === 'NotImplemented') return 0;
+        throw error;
+      }
+      for (const { Key, UploadId, Initiated } of page.Uploads ?? []) {
+        if (aborted === limit || !this.fileKeyOf(Key) || !Initiated || Initiated >= before) continue;
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId }));
+        aborted += 1;
+      }
+      if (!page.IsTruncated) break;
+      markers = { KeyMarker: page.NextKeyMarker, UploadIdMarker: page.NextUploadIdMarker };
     }
-    const stale = uploads.filter((upload) => upload.Initiated && upload.Initiated < before).slice(0, limit);
-    for (const { Key, UploadId } of stale) {
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId }));
-    }
-    return stale.length;
+    return aborted;
+  }
+
+  private objectKey(key: string): string {
+    return this.prefix + key;
+  }
+
+  /** The file key of the object `objectKey`; null for an object that is not one of the service's files. */
+  private fileKeyOf(objectKey: string | undefined): string | null {
+    if (!objectKey?.startsWith(this.prefix)) return null;
+    const key = objectKey.slice(this.prefix.length);
+    return FILE_KEY_PATTERN.test(key) ? key : null;
   }
 
   protected async probe(): Promise<void> {

@@ -9,9 +9,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { Logger } from '@nestjs/common';
 import type { Readable } from 'node:stream';
-
-/** Every part but the last has this size: the least S3 takes. A smaller object is one PutObject. */
-export const S3_PART_SIZE = 5 * 1024 * 1024;
+import { crc32 } from 'node:zlib';
+import { S3_MAX_PARTS, S3_PART_SIZE } from '../config/files.config';
+import { FileTooLargeError } from './file-storage';
 /** Part buffers kept between uploads, so a steady flow of uploads does not allocate new ones. */
 const IDLE_PART_BUFFERS_MAX = 4;
 const logger = new Logger('S3ObjectUpload');
@@ -29,11 +29,25 @@ export class PartBuffers {
 
   constructor(private readonly max: number) {}
 
-  take(): Promise<Buffer> {
-    return new Promise((resolve) => {
+  /**
+   * A buffer, once one is free. An upload whose client left while it waited (`abandoned` aborted) gives up
+   * its place in the queue: the promise fails with the abort's reason and takes no buffer.
+   */
+  take(abandoned: AbortSignal): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      if (abandoned.aborted) return reject(abandoned.reason as Error);
       const buffer = this.takeFree();
-      if (buffer) resolve(buffer);
-      else this.waiting.push(resolve);
+      if (buffer) return resolve(buffer);
+      const waiter = (given: Buffer): void => {
+        abandoned.removeEventListener('abort', leave);
+        resolve(given);
+      };
+      const leave = (): void => {
+        this.waiting.splice(this.waiting.indexOf(waiter), 1);
+        reject(abandoned.reason as Error);
+      };
+      abandoned.addEventListener('abort', leave, { once: true });
+      this.waiting.push(waiter);
     });
   }
 
@@ -87,21 +101,34 @@ class PartReader {
 }
 
 /**
+ * The CRC32 of `body` as S3's `x-amz-checksum-crc32` carries it: the store recomputes it from the bytes it
+ * received and refuses the request (BadDigest) when they differ, so a part buffer changed while it was being
+ * sent fails the upload instead of corrupting the object.
+ */
+function checksumOf(body: Buffer): string {
+  const digest = Buffer.alloc(4);
+  digest.writeUInt32BE(crc32(body));
+  return digest.toString('base64');
+}
+
+/**
  * Streams `source` into the object `key`: one PutObject below S3_PART_SIZE, else a multipart upload, which
  * reads the next part from the source while it sends the current one when it could take a second buffer.
- * Memory does not grow with the file, and the client's upload need not stall while a part is in flight
- * (lib-storage's `Upload` reads nothing while it sends a part, and copies each part once more). On any
- * failure the multipart upload is aborted, and what the source failed with, or else the store's error, is
- * thrown.
+ * Memory does not grow with the file, and the client's upload need not stall while a part is in flight.
+ * Every request carries the CRC32 of its body, and the completion each part's (S3's composite checksum).
+ * While it waits for a part buffer, an upload whose source fails or closes leaves the queue. A source longer
+ * than `maxParts` parts fails with FileTooLargeError before its first part over. On any failure the
+ * multipart upload is aborted, and what the source failed with, or else the store's error, is thrown.
  */
 export async function uploadObject(
   client: S3Client,
   buffers: PartBuffers,
   target: { bucket: string; key: string },
   source: Readable,
+  maxParts = S3_MAX_PARTS,
 ): Promise<void> {
   const { bucket, key } = target;
-  const held = [await buffers.take()];
+  const held = [await takeWhileSourceLasts(buffers, source)];
   const reader = new PartReader(source);
   let sending: Promise<unknown> = Promise.resolve();
   let reading: Promise<number> | null = null;
@@ -110,13 +137,12 @@ export async function uploadObject(
     let size = await reader.fill(held[0]);
     if (size < S3_PART_SIZE) {
       const body = held[0].subarray(0, size);
-      await (sending = client.send(
-        new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: size }),
-      ));
+      const object = { Bucket: bucket, Key: key, Body: body, ContentLength: size };
+      await (sending = client.send(new PutObjectCommand({ ...object, ChecksumCRC32: checksumOf(body) })));
       return;
     }
     const created = (sending = settledLater(
-      client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key })),
+      client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ChecksumAlgorithm: 'CRC32' })),
     ));
     const spare = buffers.takeFree();
     if (spare) {
@@ -127,13 +153,18 @@ export async function uploadObject(
     const completed: CompletedPart[] = [];
     for (let number = 1; ; number += 1) {
       const buffer = held[(number - 1) % held.length];
+      const body = buffer.subarray(0, size);
       const part = { Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: number, ContentLength: size };
-      sending = settledLater(client.send(new UploadPartCommand({ ...part, Body: buffer.subarray(0, size) })));
+      const checksum = checksumOf(body);
+      sending = settledLater(
+        client.send(new UploadPartCommand({ ...part, Body: body, ChecksumCRC32: checksum })),
+      );
       const { ETag } = (await sending) as { ETag?: string };
       // With two buffers the next part was read meanwhile; with one, the buffer just sent takes it now.
       const nextSize = await (reading ??= settledLater(nextPart(reader, buffer, size)));
-      completed.push({ PartNumber: number, ETag });
+      completed.push({ PartNumber: number, ETag, ChecksumCRC32: checksum });
       if (nextSize === 0) break;
+      if (number === maxParts) throw new FileTooLargeError();
       // The part after the next goes into the buffer just sent.
       reading = held.length === 2 ? settledLater(nextPart(reader, buffer, nextSize)) : null;
       size = nextSize;
@@ -148,6 +179,25 @@ export async function uploadObject(
     throw error;
   } finally {
     for (const buffer of held) buffers.give(buffer);
+  }
+}
+
+/**
+ * A part buffer for an upload from `source`; fails with the source's error (or a plain one when it just
+ * closed) if the source ends first, e.g. its client left while the upload waited for a buffer.
+ */
+async function takeWhileSourceLasts(buffers: PartBuffers, source: Readable): Promise<Buffer> {
+  const abandoned = new AbortController();
+  const leave = (error?: Error): void =>
+    abandoned.abort(error ?? new Error('The upload source closed before a part buffer was free'));
+  if (source.destroyed) leave(source.errored ?? undefined);
+  source.once('error', leave);
+  source.once('close', leave);
+  try {
+    return await buffers.take(abandoned.signal);
+  } finally {
+    source.off('error', leave);
+    source.off('close', leave);
   }
 }
 

@@ -20,6 +20,8 @@ export interface S3Request {
   status: number | null;
   /** Its `x-amz-content-sha256`: the body's SHA-256 hex when the signature covers it, else UNSIGNED-PAYLOAD. */
   payloadHash: string | undefined;
+  /** Its `x-amz-checksum-crc32`: the CRC32 of the body the client computed (base64), when it sent one. */
+  checksumCrc32: string | undefined;
 }
 
 /** The multipart operation `request` is, by the REST API's method and query (null for any other). */
@@ -54,10 +56,11 @@ export interface S3Server {
  * A real S3-compatible server (s3rver) on a random port of 127.0.0.1, with one empty bucket. s3rver lacks
  * ListMultipartUploads and AbortMultipartUpload; `multipartOperations` answers them from s3rver's own state.
  * With `tls` it serves https with a self-signed certificate (clients must accept it). With
- * `listsUploads: false` it answers ListMultipartUploads NotImplemented, as some S3-compatible stores do.
+ * `listsUploads: false` it answers ListMultipartUploads NotImplemented, as some S3-compatible stores do; with
+ * `uploadsPageMax` it lists at most that many uploads per page (S3: 1000), so paging is tried with a few.
  */
 export async function startS3Server(
-  options: { tls?: boolean; listsUploads?: boolean } = {},
+  options: { tls?: boolean; listsUploads?: boolean; uploadsPageMax?: number } = {},
 ): Promise<S3Server> {
   const directory = mkdtempSync(join(tmpdir(), 'cts-s3-'));
   const tls = options.tls ? selfSignedCertificate(directory) : null;
@@ -82,11 +85,13 @@ export async function startS3Server(
       query: Object.fromEntries(url.searchParams),
       status: null,
       payloadHash: req.headers['x-amz-content-sha256'] as string | undefined,
+      checksumCrc32: req.headers['x-amz-checksum-crc32'] as string | undefined,
     };
     res.on('close', () =>
       received.push({ ...request, status: res.writableFinished ? res.statusCode : null }),
     );
-    multipartOperations(uploads, request, options.listsUploads ?? true).then(
+    const listing = { listsUploads: options.listsUploads ?? true, pageMax: options.uploadsPageMax ?? 1000 };
+    multipartOperations(uploads, request, listing).then(
       (answer) => {
         if (!answer) return s3rverCallback(req, res);
         // A refused part's body is not read: close the connection rather than leave its bytes in it.
@@ -180,7 +185,7 @@ interface Answer {
 async function multipartOperations(
   uploads: string,
   { method, path, query }: S3Request,
-  listsUploads: boolean,
+  { listsUploads, pageMax }: { listsUploads: boolean; pageMax: number },
 ): Promise<Answer | null> {
   // Path style: /<bucket>/<key>, or /<bucket>/ (the SDK's form) for the bucket itself.
   const [bucket, ...keyParts] = path.slice(1).split('/');
@@ -188,7 +193,7 @@ async function multipartOperations(
   if (bucket !== S3_TEST_BUCKET) return null;
   if (method === 'GET' && key === '' && 'uploads' in query) {
     if (!listsUploads) return { status: 501, xml: errorXml('NotImplemented', 'ListMultipartUploads') };
-    return listUploads(uploads, query);
+    return listUploads(uploads, query, pageMax);
   }
   if (key === '' || query.uploadId === undefined) return null;
   if ((await keyOfUpload(uploads, query.uploadId)) !== key) {
@@ -205,18 +210,19 @@ async function keyOfUpload(uploads: string, uploadId: string): Promise<string | 
   return readFile(join(uploads, uploadId, 'key'), 'utf8').catch(() => null);
 }
 
-/** Uploads in key order, then oldest first; max-uploads honoured, paging by markers not offered. */
-async function listUploads(uploads: string, query: Record<string, string>): Promise<Answer> {
-  const unsupported = ['key-marker', 'upload-id-marker', 'prefix', 'delimiter'].filter(
-    (name) => name in query,
-  );
-  if (unsupported.length > 0) {
-    return {
-      status: 501,
-      xml: errorXml('NotImplemented', `This fake does not take ${unsupported.join(', ')}`),
-    };
+/**
+ * Uploads under `prefix` in key order, then oldest first, after the position `key-marker` and
+ * `upload-id-marker` name, at most `max-uploads` (and `pageMax`) of them, as S3 lists them; `delimiter` is not
+ * offered.
+ */
+async function listUploads(uploads: string, query: Record<string, string>, pageMax: number): Promise<Answer> {
+  if ('delimiter' in query) {
+    return { status: 501, xml: errorXml('NotImplemented', 'This fake does not take delimiter') };
   }
-  const maxUploads = Math.min(Number(query['max-uploads'] ?? 1000), 1000);
+  const prefix = query.prefix ?? '';
+  const keyMarker = query['key-marker'] ?? '';
+  const uploadIdMarker = query['upload-id-marker'] ?? '';
+  const maxUploads = Math.min(Number(query['max-uploads'] ?? 1000), 1000, pageMax);
   const ids = await readdir(uploads).catch(() => []);
   const found = (
     await Promise.all(
@@ -228,27 +234,46 @@ async function listUploads(uploads: string, query: Record<string, string>): Prom
           () => null,
         );
         // One aborted while this lists it is gone.
-        return key === null || initiated === null ? [] : [{ uploadId, key, initiated }];
+        return key === null || initiated === null || !key.startsWith(prefix)
+          ? []
+          : [{ uploadId, key, initiated }];
       }),
     )
   ).flat();
-  found.sort((a, b) => a.key.localeCompare(b.key) || a.initiated.getTime() - b.initiated.getTime());
-  const listed = found.slice(0, maxUploads);
+  found.sort((a, b) => compareKeys(a.key, b.key) || a.initiated.getTime() - b.initiated.getTime());
+  // With an upload id marker the listing goes on after that upload of the marker's key; without, after the key.
+  const markerAt = found.findIndex(({ key, uploadId }) => key === keyMarker && uploadId === uploadIdMarker);
+  const after =
+    keyMarker === ''
+      ? found
+      : uploadIdMarker !== '' && markerAt >= 0
+        ? found.slice(markerAt + 1)
+        : found.filter(({ key }) => compareKeys(key, keyMarker) > 0);
+  const listed = after.slice(0, maxUploads);
+  const truncated = after.length > listed.length;
+  const last = listed[listed.length - 1];
   const entries = listed.map(
     ({ uploadId, key, initiated }) =>
       `<Upload><Key>${escapeXml(key)}</Key><UploadId>${uploadId}</UploadId>` +
       `<Initiated>${initiated.toISOString()}</Initiated><StorageClass>STANDARD</StorageClass></Upload>`,
   );
+  const next = truncated
+    ? `<NextKeyMarker>${escapeXml(last.key)}</NextKeyMarker><NextUploadIdMarker>${last.uploadId}</NextUploadIdMarker>`
+    : '';
   return {
     status: 200,
     xml:
       `<?xml version="1.0" encoding="UTF-8"?>\n` +
       `<ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">` +
-      `<Bucket>${S3_TEST_BUCKET}</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker>` +
-      `<MaxUploads>${maxUploads}</MaxUploads><IsTruncated>${found.length > listed.length}</IsTruncated>` +
+      `<Bucket>${S3_TEST_BUCKET}</Bucket><KeyMarker>${escapeXml(keyMarker)}</KeyMarker>` +
+      `<UploadIdMarker>${uploadIdMarker}</UploadIdMarker><Prefix>${escapeXml(prefix)}</Prefix>${next}` +
+      `<MaxUploads>${maxUploads}</MaxUploads><IsTruncated>${truncated}</IsTruncated>` +
       `${entries.join('')}</ListMultipartUploadsResult>`,
   };
 }
+
+/** S3's key order: by UTF-8 bytes. */
+const compareKeys = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 function errorXml(code: string, message: string): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>`;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { FileSweeper } from '../../src/files/file-sweeper';
+import { MULTIPART_ENVELOPE_ALLOWANCE } from '../../src/files/storage-quota';
 import { S3Server, useStorageEnv } from '../fakes/s3-server';
 import { apiError as error } from '../utils/expect';
 import { listStoredKeys } from '../utils/files';
@@ -9,8 +10,6 @@ import { ClassWithRoles, createClassWithRoles, createTask } from '../utils/tasks
 import { TestUser } from '../utils/users';
 
 const QUOTA = 10_000;
-/** What a multipart request adds to its file, at most, in these tests (boundaries, part headers). */
-const MULTIPART_OVERHEAD = 400;
 
 /**
  * STORAGE_QUOTA_BYTES_PER_USER and failures of the store, over the S3 driver (the quota is decided in the
@@ -68,15 +67,46 @@ describe('storage quota and store failures, s3 storage', () => {
 
   it('counts task files to their uploader, OWNER or ADMIN', async () => {
     const task = await createTask(ctx, cls.classId, cls.owner);
-    await attachToTask(task.id, cls.owner, QUOTA - MULTIPART_OVERHEAD).expect(201);
-    expect((await attachToTask(task.id, cls.owner, MULTIPART_OVERHEAD)).body).toEqual(
-      error('QUOTA_EXCEEDED'),
-    );
+    await attachToTask(task.id, cls.owner, QUOTA - 1000).expect(201);
     const otherTask = await createTask(ctx, cls.classId, cls.owner);
-    expect((await submitFile(otherTask.id, cls.owner, MULTIPART_OVERHEAD)).body).toEqual(
+    await submitFile(otherTask.id, cls.owner, 1000).expect(201);
+    expect((await attachToTask(task.id, cls.owner, 1)).body).toEqual(error('QUOTA_EXCEEDED'));
+    expect((await attachToTask(task.id, cls.admin, 1000)).status).toBe(201);
+  });
+
+  it('counts file bytes, not the multipart envelope: a file that brings the total exactly to the quota is stored, one byte more is not', async () => {
+    const { member } = await createClassWithRoles(ctx);
+    const task = await createTask(ctx, cls.classId, cls.owner);
+    await ctx.db.query(`INSERT INTO class_members (class_id, user_id, role) VALUES ($1, $2, 'MEMBER')`, [
+      cls.classId,
+      member.id,
+    ]);
+    await submitFile(task.id, member, QUOTA - 3000).expect(201);
+    const keysBefore = await listStoredKeys(ctx);
+
+    // Declared with its envelope the request passes the quota; the file itself would too, by one byte: it is
+    // received, found over, and removed.
+    const over = await submitFile(task.id, member, 3001);
+    expect(over.status).toBe(403);
+    expect(over.body).toEqual(error('QUOTA_EXCEEDED'));
+    expect(await listStoredKeys(ctx)).toEqual(keysBefore);
+    expect(await reservations()).toBe(0);
+    // Far over, it is refused before its body is stored.
+    expect((await submitFile(task.id, member, 3000 + MULTIPART_ENVELOPE_ALLOWANCE + 1)).body).toEqual(
       error('QUOTA_EXCEEDED'),
     );
-    expect((await attachToTask(task.id, cls.admin, MULTIPART_OVERHEAD)).status).toBe(201);
+    expect(await listStoredKeys(ctx)).toEqual(keysBefore);
+
+    const exact = await submitFile(task.id, member, 3000);
+    expect(exact.status).toBe(201);
+    const [{ total }] = await ctx.db.query(
+      `SELECT sum(sa.size_bytes)::int AS total FROM submission_attachments sa
+         JOIN submissions s ON s.id = sa.submission_id WHERE s.user_id = $1`,
+      [member.id],
+    );
+    expect(total).toBe(QUOTA);
+    expect((await submitFile(task.id, member, 1)).body).toEqual(error('QUOTA_EXCEEDED'));
+    expect(await reservations()).toBe(0);
   });
 
   it('lets concurrent uploads of one user pass only as far as the quota holds', async () => {
@@ -86,7 +116,7 @@ describe('storage quota and store failures, s3 storage', () => {
       cls.classId,
       member.id,
     ]);
-    // Each declares a little over 4,000 bytes: two fit in 10,000, a third does not.
+    // Each declares a little over 4,000 bytes: two files fit in 10,000, a third does not.
     const answers = await Promise.all(Array.from({ length: 6 }, () => submitFile(task.id, member, 4000)));
     const statuses = answers.map((answer) => answer.status).sort();
     expect(statuses).toEqual([201, 201, 403, 403, 403, 403]);
