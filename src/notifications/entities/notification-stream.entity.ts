@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
-/** A single-use ticket that opens one live inbox stream (CONTRACT §5.5); only its SHA-256 is stored. */
+/** A ticket that opens a live inbox stream, and reopens it until it expires; only its SHA-256 is stored. */
 @Entity('notification_stream_tickets')
 export class NotificationStreamTicket {
   @PrimaryColumn({ type: 'bytea' })
@@ -29,9 +29,13 @@ export class NotificationStream {
   @Column({ type: 'uuid' })
   instanceId: string;
 
-  /** The user's token version when the stream opened; a newer one ends the stream. */
+  /** The user's token version when the stream opened (its ticket's); a newer one ends the stream. */
   @Column({ type: 'integer' })
   tokenVersion: number;
+
+  /** The ticket that opened the stream, if any: a new stream on the ticket replaces this one. */
+  @Column({ type: 'bytea', nullable: true })
+  ticketHash: Buffer | null;
 
   @Column({ type: 'timestamptz' })
   expiresAt: Date;

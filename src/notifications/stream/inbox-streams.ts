@@ -7,7 +7,8 @@ import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { PgListener, USER_CHANGED_CHANNEL } from '../../database/pg-listener';
 import { toNotificationDto } from '../notifications.mapper';
-import { InboxChangeRow, InboxStreamsRepository } from './inbox-streams.repository';
+import { InboxChangeRow, InboxStreamsRepository, STREAM_REPLACED_CHANNEL } from './inbox-streams.repository';
+import { ticketHash } from './stream-tickets';
 
 /** Notified by the trigger of migration LiveInbox: `<userId> <notificationId>` or `<userId>`. */
 export const INBOX_CHANNEL = 'notification_inbox';
@@ -63,12 +64,23 @@ export class InboxStreams implements OnModuleDestroy {
 
   /**
    * Opens a stream on `response` for `user`: 429 at the limit. Replays the items after `lastEventId` when
-   * given, then sends the unread count, then live events until the client leaves or the tokens are revoked.
+   * given, then sends the unread count, then live events until the client leaves, the tokens are revoked,
+   * or (opened with `ticket`) a new stream on the same ticket replaces it.
    */
-  async open(user: AuthUser, lastEventId: string | null, response: Response): Promise<void> {
+  async open(
+    user: AuthUser,
+    lastEventId: string | null,
+    response: Response,
+    ticket: string | undefined,
+  ): Promise<void> {
     if (this.closing) throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The service is shutting down');
     await this.subscribe();
-    const id = await this.streams.open(user.id, this.instanceId, STREAM_LEASE_MS);
+    const id = await this.streams.open(
+      user.id,
+      this.instanceId,
+      STREAM_LEASE_MS,
+      ticket === undefined ? null : ticketHash(ticket),
+    );
     if (!id) throw AppError.rateLimited(this.heartbeatMs / 1000);
     response.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
@@ -121,6 +133,14 @@ export class InboxStreams implements OnModuleDestroy {
         message: (userId) => {
           const streams = this.byUser.get(userId);
           if (streams) void this.renew([...streams]);
+        },
+        listening: () => undefined,
+      }),
+      // Missed while the listener is down: the next lease renewal finds the row gone and ends the stream.
+      this.listener.subscribe(STREAM_REPLACED_CHANNEL, {
+        message: (payload) => {
+          const [userId, streamId] = payload.split(' ');
+          for (const stream of this.byUser.get(userId) ?? []) if (stream.id === streamId) this.end(stream);
         },
         listening: () => undefined,
       }),
@@ -203,7 +223,7 @@ export class InboxStreams implements OnModuleDestroy {
   private enqueue(stream: OpenStream, work: () => void | Promise<void>): void {
     stream.chain = stream.chain.then(work).catch((error: unknown) => {
       this.logger.warn({ err: error }, 'A live inbox stream failed; ending it');
-      stream.response.end();
+      this.end(stream);
     });
   }
 
@@ -224,17 +244,26 @@ export class InboxStreams implements OnModuleDestroy {
     }, this.heartbeatMs);
   }
 
-  /** Renews the streams' leases; ends those whose user's tokens were revoked since they opened. */
+  /**
+   * Renews the streams' leases; ends those whose user's tokens were revoked since they opened, and those
+   * whose row is gone (replaced by a new stream on their ticket).
+   */
   private async renew(streams: OpenStream[]): Promise<void> {
     try {
       const alive = await this.streams.renew(
         streams.map((stream) => stream.id),
         STREAM_LEASE_MS,
       );
-      for (const stream of streams) if (!alive.has(stream.id)) stream.response.end();
+      for (const stream of streams) if (!alive.has(stream.id)) this.end(stream);
     } catch (error) {
       this.logger.warn({ err: error }, 'Could not renew the live inbox streams');
     }
+  }
+
+  /** Ends the stream as a stream ends (the client may reconnect), and stops counting it at once. */
+  private end(stream: OpenStream): void {
+    stream.response.end();
+    this.remove(stream);
   }
 
   private add(stream: OpenStream): void {
