@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import type { Pool } from 'pg';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { runCommand } from '../../src/cli/commands';
@@ -300,6 +301,37 @@ describe('live inbox: one instance', () => {
       async () => (await streamRows(ctx, user)).length === 4,
     );
     await open(baseUrl, bearer(user));
+  });
+
+  it('drops the stream of a client that stops reading, once 1 MiB waits for it, and frees its place', async () => {
+    const user = await createUser(ctx);
+    const { port } = new URL(baseUrl);
+    // A raw client that sends its request and never reads: the kernel's buffers fill, then the service's.
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.pause();
+    socket.write(
+      `GET /users/me/notifications/stream HTTP/1.1\r\nHost: x\r\nAuthorization: ${user.auth}\r\n\r\n`,
+    );
+    try {
+      await waitFor('its stream to open', async () => (await streamRows(ctx, user)).length === 1);
+      // About 16 MB of events, more than the socket buffers and the 1 MiB the service keeps for a client.
+      const [seedId] = await seedInbox(ctx, user);
+      await ctx.db.query(
+        `INSERT INTO notifications (user_id, type, task_id, class_id, task_title, class_name, hours_before, due_at,
+                                    title, content, status)
+         SELECT user_id, type, task_id, class_id, task_title, class_name, hours_before + g, due_at, title,
+                repeat('x', 100000), 'SENT'
+           FROM notifications, generate_series(1, 160) g WHERE id = $1`,
+        [seedId],
+      );
+      // Not renewed by the heartbeat any more: its row goes, and the user may open five streams again.
+      await waitFor('its row to go', async () => (await streamRows(ctx, user)).length === 0, 5_000);
+      await sleep(HEARTBEAT_MS * 3);
+      expect(await streamRows(ctx, user)).toEqual([]);
+      await Promise.all(Array.from({ length: 5 }, () => open(baseUrl, bearer(user))));
+    } finally {
+      socket.destroy();
+    }
   });
 
   it('concurrent opens cannot pass the limit', async () => {

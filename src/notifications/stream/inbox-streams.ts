@@ -17,7 +17,10 @@ export const INBOX_CHANNEL = 'notification_inbox';
  * allowed interval, so a busy instance does not lose its leases, and a crashed one frees them soon.
  */
 const STREAM_LEASE_MS = 90_000;
-/** A client that lets this much go unread is too slow for a live feed: its stream ends (it may reconnect). */
+/**
+ * A client that lets this much go unread is too slow for a live feed, or stopped reading: its stream is
+ * dropped (it may reconnect with Last-Event-ID).
+ */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 
 interface OpenStream {
@@ -116,7 +119,7 @@ export class InboxStreams implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     this.closing = true;
     clearInterval(this.heartbeat);
-    const all = [...this.byUser.values()].flatMap((streams) => [...streams]);
+    const all = this.openStreams();
     this.byUser.clear();
     for (const stream of all) stream.response.end();
     if (all.length > 0) await this.streams.close(all.map((stream) => stream.id)).catch(() => undefined);
@@ -215,9 +218,13 @@ export class InboxStreams implements OnModuleDestroy {
   }
 
   private write(stream: OpenStream, text: string): void {
-    if (stream.response.writableEnded) return;
+    if (stream.response.writableEnded || stream.response.destroyed) return;
     stream.response.write(text);
-    if (stream.response.writableLength > MAX_BUFFERED_BYTES) stream.response.end();
+    if (stream.response.writableLength > MAX_BUFFERED_BYTES) {
+      // end() would wait for a reader that may never come, the socket and its buffer kept meanwhile.
+      stream.response.destroy();
+      this.remove(stream);
+    }
   }
 
   private enqueue(stream: OpenStream, work: () => void | Promise<void>): void {
@@ -231,7 +238,7 @@ export class InboxStreams implements OnModuleDestroy {
   private startHeartbeat(): void {
     if (this.heartbeat) return;
     this.heartbeat = setInterval(() => {
-      const all = [...this.byUser.values()].flatMap((streams) => [...streams]);
+      const all = this.openStreams();
       if (all.length === 0) {
         clearInterval(this.heartbeat);
         this.heartbeat = undefined;
@@ -240,7 +247,8 @@ export class InboxStreams implements OnModuleDestroy {
       for (const stream of all) this.write(stream, ':\n\n');
       // Without the listener nothing is heard: read instead on every beat until it is back.
       if (!this.listener.isListening) this.catchUp();
-      void this.renew(all);
+      // The streams still open after the writes: a dropped one's lease is not renewed.
+      void this.renew(this.openStreams());
     }, this.heartbeatMs);
   }
 
@@ -258,6 +266,10 @@ export class InboxStreams implements OnModuleDestroy {
     } catch (error) {
       this.logger.warn({ err: error }, 'Could not renew the live inbox streams');
     }
+  }
+
+  private openStreams(): OpenStream[] {
+    return [...this.byUser.values()].flatMap((streams) => [...streams]);
   }
 
   /** Ends the stream as a stream ends (the client may reconnect), and stops counting it at once. */
