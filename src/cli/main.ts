@@ -27,12 +27,17 @@ async function main(argv: string[]): Promise<number> {
     const command = parseCommand(argv);
     loadEnvFile();
     const config = prepareDataDir(loadConfig());
-    database = await resolveDatabase(config, { logger: stderrLogger });
-    if (config.database.migrationsRun) await runMigrationsLocked(config, database.url, stderrLogger);
-    // Nest and the modules load only for a valid invocation: a wrong one is told without that start-up cost.
-    const { createCliContext } = await import('./cli.module');
-    context = await createCliContext(config, database.url);
-    const result = await command(context);
+    let result: unknown;
+    if ('offline' in command) {
+      result = await command.offline(config);
+    } else {
+      database = await resolveDatabase(config, { logger: stderrLogger });
+      if (config.database.migrationsRun) await runMigrationsLocked(config, database.url, stderrLogger);
+      // Nest and the modules load only for a valid invocation: a wrong one is told without that start-up cost.
+      const { createCliContext } = await import('./cli.module');
+      context = await createCliContext(config, database.url);
+      result = await command(context);
+    }
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (error) {
