@@ -44,7 +44,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
   }
 
   /** `error` is a failure to check the token (the database), not a bad token: it stays a 500. */
-  override handleRequest<TUser>(error: unknown, user: TUser | false): TUser {
+  override handleRequest<TUser>(error: Error | null, user: TUser | false): TUser {
     if (error) throw error;
     if (!user) throw AppError.unauthorized();
     return user;
