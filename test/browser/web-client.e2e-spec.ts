@@ -209,7 +209,7 @@ describeInChromium('the web client in headless Chromium, on another origin', () 
         state.source = new EventSource(`${base}/users/me/notifications/stream?ticket=${ticket}`);
         state.source.onopen = () => (state.opens += 1);
         state.source.addEventListener('notification', (event) =>
-          state.received.push(JSON.parse((event as MessageEvent).data).title),
+          state.received.push(JSON.parse(event.data).title),
         );
       },
       { base: apiUrl(), auth: `Bearer ${token}` },
