@@ -57,15 +57,18 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
   app.use(logRequests(requestLogger));
   answerClientErrors(app.getHttpServer(), requestLogger);
   applyServerTimeouts(app.getHttpServer(), config.http);
-  app.use(requireReadableBodyType());
-  app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
-  app.use(rejectDeepJson);
-  app.use(tagJsonAnswers);
+  // Before the body is read: an answer refused while reading or parsing it (malformed JSON, over the limit,
+  // an unreadable charset) carries the security and CORS headers too, so a browser page can read its error.
   app.use(helmet({ contentSecurityPolicy: false, crossOriginResourcePolicy: false }));
   app.enableCors({
     origin: config.corsOrigins,
     exposedHeaders: ['X-Request-Id', 'Retry-After', 'Content-Disposition', 'ETag', 'Idempotent-Replayed'],
+    maxAge: config.corsMaxAgeSeconds,
   });
+  app.use(requireReadableBodyType());
+  app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
+  app.use(rejectDeepJson);
+  app.use(tagJsonAnswers);
   app.useGlobalPipes(createValidationPipe());
   setupOpenApi(app);
   return app;

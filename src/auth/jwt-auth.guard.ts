@@ -4,12 +4,12 @@ import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AppError } from '../common/errors/app-error';
 import { IS_PUBLIC } from '../common/decorators/public.decorator';
-import { TICKET_AUTH } from '../common/decorators/ticket-auth.decorator';
+import { TICKET_AUTH, TicketRequest } from '../common/decorators/ticket-auth.decorator';
 import { StreamTickets } from '../notifications/stream/stream-tickets';
 
 /**
  * Global authentication: every route needs a valid bearer token unless marked `@Public()`; a route marked
- * `@TicketAuth()` takes a single-use `?ticket=` instead when no Authorization header is sent.
+ * `@TicketAuth()` takes a live inbox `?ticket=` instead when no Authorization header is sent.
  */
 @Injectable()
 export class JwtAuthGuard extends AuthGuard('jwt') {
@@ -35,10 +35,11 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     return super.canActivate(context);
   }
 
-  private async redeem(request: Request, ticket: string): Promise<boolean> {
+  private async redeem(request: TicketRequest, ticket: string): Promise<boolean> {
     const user = await this.tickets.redeem(ticket);
-    if (!user) throw AppError.unauthorized('Unknown, used or expired ticket');
+    if (!user) throw AppError.unauthorized('Unknown, expired or revoked ticket');
     request.user = user;
+    request.ticket = ticket;
     return true;
   }
 

@@ -82,8 +82,9 @@ export class CalendarFeeds {
     const properties: Property[] = [
       ['UID', `${event.taskId}@${this.uidHost}`],
       ['DTSTAMP', event.lastModified],
+      // No DTEND: a deadline is an instant, and DTEND must be later than DTSTART. Without DTEND and DURATION
+      // the event ends when it starts (RFC 5545 3.6.1).
       ['DTSTART', event.deadline],
-      ['DTEND', event.deadline],
       ['SUMMARY', escapeText(event.title)],
       ['DESCRIPTION', escapeText(`Class: ${event.className}\n${link}`)],
       ['URL', link],

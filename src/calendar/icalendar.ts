@@ -7,12 +7,19 @@ const CRLF = '\r\n';
 const MAX_LINE_OCTETS = 75;
 /** What a TEXT value escapes: backslash, semicolon, comma, and line breaks (CRLF as one). */
 const TEXT_SPECIAL = /[\\;,]|\r\n|\r|\n/g;
+/**
+ * Control characters TEXT does not allow (all but the tab and the line breaks, which are escaped), and the C1
+ * ones, which no title means either. One in a title made strict clients refuse the whole calendar.
+ */
+const CONTROL_CHARACTERS = /[\0-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g;
 
-/** A TEXT value: backslash, semicolon and comma escaped, any line break as `\n`. */
+/** A TEXT value: control characters dropped, backslash, semicolon and comma escaped, any line break as `\n`. */
 export function escapeText(value: string): string {
-  return value.replace(TEXT_SPECIAL, (special) =>
-    special === '\\' || special === ';' || special === ',' ? `\\${special}` : '\\n',
-  );
+  return value
+    .replace(CONTROL_CHARACTERS, '')
+    .replace(TEXT_SPECIAL, (special) =>
+      special === '\\' || special === ';' || special === ',' ? `\\${special}` : '\\n',
+    );
 }
 
 /**

@@ -1,7 +1,9 @@
+import { join } from 'node:path';
 import { INestApplicationContext } from '@nestjs/common';
 import { normalizeEmail } from '../common/validation/email';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
+import { removeEmbeddedCluster } from '../database/embedded';
 import { migrateLocalFiles } from '../files/file-migration';
 import { SchoolsService } from '../schools/schools.service';
 import { SettingsService } from '../settings/settings.service';
@@ -16,7 +18,10 @@ export const USAGE = `Usage: npm run cli -- <command>
   users:deactivate <email>      deactivate an account (its login tokens stop working at once)
   users:activate <email>        activate an account again
   files:migrate                 copy the files of DATA_DIR/files into the S3 bucket (FILE_STORAGE=s3);
-                                skips those already there, so a stopped run resumes when started again`;
+                                skips those already there, so a stopped run resumes when started again
+  database:remove-embedded --yes
+                                delete the embedded database of DATA_DIR (DATABASE_URL unset), including the
+                                cluster a start as root keeps under /var/lib; refused while it runs`;
 
 /** A wrong invocation: the CLI prints the usage with it. */
 export class UsageError extends Error {}
@@ -37,12 +42,16 @@ function args(rest: string[], count: number, names: string): string[] {
 
 /** An invocation checked for its arguments, to run with the services of the CLI's application context. */
 export type Command = (context: INestApplicationContext) => Promise<unknown>;
+/** An invocation on the files of DATA_DIR alone: run without starting the database. */
+export interface OfflineCommand {
+  offline(config: AppConfig): Promise<unknown>;
+}
 
 /**
  * Checks the command and its arguments without the database, so that a wrong invocation is told at once,
  * even when the database is unreachable or, embedded, would first have to start.
  */
-export function parseCommand(argv: string[]): Command {
+export function parseCommand(argv: string[]): Command | OfflineCommand {
   const [command, ...rest] = argv;
   switch (command) {
     case 'schools:add': {
@@ -74,14 +83,24 @@ export function parseCommand(argv: string[]): Command {
       args(rest, 0, 'no arguments');
       return (context) =>
         migrateLocalFiles(context.get<AppConfig>(APP_CONFIG), (line) => process.stderr.write(`${line}\n`));
+    case 'database:remove-embedded':
+      // It deletes every record: the flag says the operator meant it.
+      if (args(rest, 1, '--yes')[0] !== '--yes') throw new UsageError('Expected --yes');
+      return { offline: removeEmbeddedDatabase };
     default:
       throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
   }
 }
 
+async function removeEmbeddedDatabase(config: AppConfig): Promise<{ removed: string[] }> {
+  if (config.database.url) throw new Error('DATABASE_URL is set: there is no embedded database to remove');
+  return { removed: await removeEmbeddedCluster(join(config.dataDir, 'postgres')) };
+}
+
 /** Runs one operator command and returns what it prints as JSON. */
 export async function runCommand(context: INestApplicationContext, argv: string[]): Promise<unknown> {
-  return parseCommand(argv)(context);
+  const command = parseCommand(argv);
+  return 'offline' in command ? command.offline(context.get<AppConfig>(APP_CONFIG)) : command(context);
 }
 
 /** The message an operator sees for a failed command. */

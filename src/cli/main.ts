@@ -28,14 +28,19 @@ async function main(argv: string[]): Promise<number> {
     const command = parseCommand(argv);
     loadEnvFile();
     const config = prepareDataDir(loadConfig());
-    database = await resolveDatabase(config, { logger: stderrLogger });
-    // A one-off command: its few connections go direct, past any pooler, migrations and their lock included.
-    const url = sessionUrl(config, database.url);
-    if (config.database.migrationsRun) await runMigrationsLocked(config, url, stderrLogger);
-    // Nest and the modules load only for a valid invocation: a wrong one is told without that start-up cost.
-    const { createCliContext } = await import('./cli.module');
-    context = await createCliContext(config, url);
-    const result = await command(context);
+    let result: unknown;
+    if ('offline' in command) {
+      result = await command.offline(config);
+    } else {
+      database = await resolveDatabase(config, { logger: stderrLogger });
+      // A one-off command: its few connections go direct, past any pooler, migrations and their lock included.
+      const url = sessionUrl(config, database.url);
+      if (config.database.migrationsRun) await runMigrationsLocked(config, url, stderrLogger);
+      // Nest and the modules load only for a valid invocation: a wrong one is told without that start-up cost.
+      const { createCliContext } = await import('./cli.module');
+      context = await createCliContext(config, url);
+      result = await command(context);
+    }
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (error) {

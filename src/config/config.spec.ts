@@ -234,4 +234,10 @@ describe('.env.example', () => {
   it('shows the defaults: its values configure what no variable does', () => {
     expect(loadConfig({ ...defaults, DATA_DIR: dataDir })).toEqual(loadConfig({ DATA_DIR: dataDir }));
   });
+
+  it('leaves PUBLIC_URL unset, so that a copy with another PORT links to that port', () => {
+    expect(loadConfig({ ...defaults, PORT: '8080', DATA_DIR: dataDir }).publicUrl).toBe(
+      'http://localhost:8080',
+    );
+  });
 });

@@ -33,6 +33,11 @@ describe('httpConfig', () => {
     expect(httpConfig({ PUBLIC_URL: 'https://api.example/' }).publicUrl).toBe('https://api.example');
   });
 
+  it('lets browsers keep a preflight 7200 s (Chromium keeps none longer) unless told otherwise', () => {
+    expect(httpConfig({}).corsMaxAgeSeconds).toBe(7200);
+    expect(httpConfig({ CORS_MAX_AGE_SECONDS: '0' }).corsMaxAgeSeconds).toBe(0);
+  });
+
   itRejects(httpConfig, [
     ['PORT', { PORT: 'abc' }],
     ['PORT', { PORT: '70000' }],
@@ -46,6 +51,8 @@ describe('httpConfig', () => {
     ['CORS_ORIGINS', { CORS_ORIGINS: 'app.example' }],
     ['CORS_ORIGINS', { CORS_ORIGINS: 'https://a.example,' }],
     ['CORS_ORIGINS', { CORS_ORIGINS: 'https://a.example, *' }],
+    ['CORS_MAX_AGE_SECONDS', { CORS_MAX_AGE_SECONDS: '-1' }],
+    ['CORS_MAX_AGE_SECONDS', { CORS_MAX_AGE_SECONDS: '86401' }],
     ['TRUST_PROXY', { TRUST_PROXY: 'load-balancer' }],
     ['TRUST_PROXY', { TRUST_PROXY: '10.0.0.0/33' }],
     ['TRUST_PROXY', { TRUST_PROXY: 'loopback,' }],

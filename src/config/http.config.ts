@@ -10,6 +10,7 @@ import { ConfigError, Env, int, MAX_TIMER_MS, str, url } from './env';
  * - `PUBLIC_URL` (`http://localhost:${PORT}`): the service's own public base, for absolute links to itself
  *   (signed file URLs, calendar feeds).
  * - `CORS_ORIGINS` (`*`): `*`, or comma-separated origins exactly as browsers send them.
+ * - `CORS_MAX_AGE_SECONDS` (`7200`, 0–86400): how long browsers may keep a preflight's answer.
  * - `TRUST_PROXY` (`loopback`): Express's `trust proxy`, which peers' `X-Forwarded-For` names the client IP.
  * - `HTTP_HEADERS_TIMEOUT_MS` (`20000`), `HTTP_REQUEST_TIMEOUT_MS` (`300000`), `HTTP_KEEP_ALIVE_TIMEOUT_MS`
  *   (`5000`): Node's limits for slow clients.
@@ -22,6 +23,11 @@ export interface HttpConfig {
   /** The service's own public base (no trailing slash), for links that lead back to this API. */
   publicUrl: string;
   corsOrigins: string[] | true;
+  /**
+   * `Access-Control-Max-Age` of preflight answers. Chromium keeps one at most 7200 s, Firefox 86400 s; without
+   * it Chromium keeps it 5 s, so nearly every bearer request paid a preflight.
+   */
+  corsMaxAgeSeconds: number;
   /** Express's `trust proxy`: which peers' `X-Forwarded-For` names the client IP (per-IP limits). */
   trustProxy: boolean | number | string[];
   /**
@@ -40,6 +46,7 @@ export function httpConfig(env: Env): HttpConfig {
     emailChangeLinkPath: linkPath(env, 'EMAIL_CHANGE_LINK_PATH', '/settings/verify-email'),
     publicUrl: url(env, 'PUBLIC_URL', `http://localhost:${port}`, ['http:', 'https:']),
     corsOrigins: corsOrigins(env),
+    corsMaxAgeSeconds: int(env, 'CORS_MAX_AGE_SECONDS', 7200, 0, 86_400),
     trustProxy: trustProxy(env),
     http: httpTimeouts(env),
   };

@@ -8,6 +8,13 @@ describe('notificationsConfig', () => {
     ).toEqual([24, 1, 0.5]);
   });
 
+  it('lets a live inbox ticket (re)open its stream for 300 s unless told otherwise', () => {
+    expect(notificationsConfig({}).notifications.streamTicketTtlSeconds).toBe(300);
+    expect(
+      notificationsConfig({ STREAM_TICKET_TTL_SECONDS: '60' }).notifications.streamTicketTtlSeconds,
+    ).toBe(60);
+  });
+
   itRejects(notificationsConfig, [
     ['TELEGRAM_API_URL', { TELEGRAM_API_URL: 'telegram' }],
     ['WEBHOOK_ALLOW_PRIVATE', { WEBHOOK_ALLOW_PRIVATE: '2' }],
@@ -25,5 +32,6 @@ describe('notificationsConfig', () => {
     ['DELIVERY_RETRY_BASE_SECONDS', { DELIVERY_RETRY_BASE_SECONDS: 'soon' }],
     ['DELIVERY_MAX_ATTEMPTS', { DELIVERY_MAX_ATTEMPTS: '0' }],
     ['DELIVERY_RETENTION_DAYS', { DELIVERY_RETENTION_DAYS: '0' }],
+    ['STREAM_TICKET_TTL_SECONDS', { STREAM_TICKET_TTL_SECONDS: '0' }],
   ]);
 });

@@ -10,6 +10,7 @@ import { bool, ConfigError, Env, int, MAX_TIMER_MS, optional, str, url } from '.
  *   `DELIVERY_RETENTION_DAYS` (`30`).
  * - `NOTIFICATION_STREAM_HEARTBEAT_MS` (`25000`, at most 30000): how often a live inbox stream gets a `:`
  *   heartbeat; the same tick renews the instance's stream leases and ends streams whose tokens were revoked.
+ * - `STREAM_TICKET_TTL_SECONDS` (`300`): how long a live inbox ticket may (re)open its stream.
  */
 export interface NotificationsConfig {
   telegram: { botToken: string | null; apiUrl: string };
@@ -24,6 +25,8 @@ export interface NotificationsConfig {
     retentionDays: number;
     /** Live inbox (CONTRACT §5.5): heartbeat of the open streams. */
     streamHeartbeatMs: number;
+    /** How long a live inbox stream ticket may open, and reopen, its stream. */
+    streamTicketTtlSeconds: number;
   };
 }
 
@@ -43,6 +46,7 @@ export function notificationsConfig(env: Env): NotificationsConfig {
       retentionDays: int(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),
       // The contract wants a heartbeat at least every 30 s.
       streamHeartbeatMs: int(env, 'NOTIFICATION_STREAM_HEARTBEAT_MS', 25_000, 10, 30_000),
+      streamTicketTtlSeconds: int(env, 'STREAM_TICKET_TTL_SECONDS', 300, 1, 86_400),
     },
   };
 }

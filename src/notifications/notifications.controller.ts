@@ -33,7 +33,7 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
-import { TicketAuth } from '../common/decorators/ticket-auth.decorator';
+import { AuthTicket, TicketAuth } from '../common/decorators/ticket-auth.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { isUuid } from '../common/utils/uuid';
 import { TEST_EVENTS_PER_USER_PER_HOUR, TestEventThrottle } from '../common/throttling/throttles';
@@ -80,7 +80,9 @@ export class NotificationsController {
   @Post('stream-ticket')
   @ApiCreatedResponse({
     type: StreamTicketDto,
-    description: 'A single-use ticket for the live inbox, valid 60 s',
+    description:
+      'A ticket for the live inbox: it opens one stream at a time, and opens it again (a reconnect) until it ' +
+      'expires (STREAM_TICKET_TTL_SECONDS, 300 s by default)',
   })
   streamTicket(@CurrentUser() user: AuthUser): Promise<StreamTicketDto> {
     return this.tickets.issue(user.id);
@@ -104,7 +106,7 @@ export class NotificationsController {
   })
   @ApiUnauthorizedResponse({
     type: ErrorResponse,
-    description: 'UNAUTHORIZED: missing or invalid token, or an unknown, used or expired ticket',
+    description: 'UNAUTHORIZED: missing or invalid token, or an unknown, expired or revoked ticket',
   })
   @ApiTooManyRequestsResponse({
     type: ErrorResponse,
@@ -112,13 +114,14 @@ export class NotificationsController {
   })
   async stream(
     @CurrentUser() user: AuthUser,
-    // Declared so that the validation pipe accepts it; the authentication guard has used it.
+    // Declared so that the validation pipe accepts it; the authentication guard has checked it.
     @Query() _query: NotificationStreamQuery,
+    @AuthTicket() ticket: string | undefined,
     @Headers('last-event-id') lastEventId: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
     // An id we never sent is no position in the inbox: the stream starts from now.
-    await this.streams.open(user, lastEventId && isUuid(lastEventId) ? lastEventId : null, response);
+    await this.streams.open(user, lastEventId && isUuid(lastEventId) ? lastEventId : null, response, ticket);
   }
 
   @Get('unread-count')

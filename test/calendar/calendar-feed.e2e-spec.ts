@@ -12,6 +12,8 @@ const FEED_URL = /^https:\/\/api\.example\.test:8443\/base\/calendar\/([A-Za-z0-
 /** 200 characters of 3-octet UTF-8: a SUMMARY line of 608 octets. */
 const LONG_TITLE = '漢字テスト'.repeat(40);
 const ESCAPED_TITLE = 'Essay, part 1; notes \\ draft';
+/** Control characters (bell, escape, vertical tab, DEL, a C1 one) that RFC 5545 TEXT does not allow. */
+const CONTROL_TITLE = 'Bell\u0007 escape\u001b[31m tab\tvt\u000b del\u007f c1\u0085 end';
 
 interface FeedEvent {
   uid: string;
@@ -20,6 +22,7 @@ interface FeedEvent {
   url: string;
   start: string;
   end: string;
+  hasEnd: boolean;
   categories: string[];
   dtstamp: string;
   lastModified: string;
@@ -39,7 +42,9 @@ function parseFeed(body: string): Map<string, FeedEvent> {
       description: String(vevent.getFirstPropertyValue('description')),
       url: String(vevent.getFirstPropertyValue('url')),
       start: time('dtstart'),
-      end: time('dtend'),
+      // RFC 5545 §3.6.1: without DTEND and DURATION, the event ends when it starts.
+      end: new ICAL.Event(vevent).endDate.toJSDate().toISOString(),
+      hasEnd: vevent.hasProperty('dtend') || vevent.hasProperty('duration'),
       categories: vevent
         .getAllProperties('categories')
         .flatMap((property) => property.getValues().map(String)),
@@ -68,6 +73,7 @@ describe('calendar feed', () => {
     const { classId, owner } = roles;
     tasks.escaped = (await createTask(ctx, classId, owner, { title: ESCAPED_TITLE, dueAt: due(3) })).id;
     tasks.long = (await createTask(ctx, classId, owner, { title: LONG_TITLE, dueAt: due(4) })).id;
+    tasks.control = await seedTask(ctx, classId, { title: CONTROL_TITLE, dueAt: due(2) });
     tasks.noDeadline = (await createTask(ctx, classId, owner, { title: 'No deadline' })).id;
     tasks.recent = await seedTask(ctx, classId, { title: 'Due 59 days ago', dueAt: due(-59) });
     tasks.old = await seedTask(ctx, classId, { title: 'Due 61 days ago', dueAt: due(-61) });
@@ -141,7 +147,10 @@ describe('calendar feed', () => {
       const res = await fetchFeed(path).expect(200);
       expect(res.headers['content-type']).toBe('text/calendar; charset=utf-8');
       const events = parseFeed(res.text);
-      expect([...events.keys()].sort()).toEqual([tasks.escaped, tasks.long, tasks.recent].sort());
+      expect([...events.keys()].sort()).toEqual(
+        [tasks.escaped, tasks.long, tasks.recent, tasks.control].sort(),
+      );
+      expect(events.get(tasks.control)!.summary).toBe('Bell escape[31m tab\tvt del c1 end');
 
       const escaped = events.get(tasks.escaped)!;
       const [task] = await ctx.db.query(`SELECT due_at, updated_at FROM tasks WHERE id = $1`, [
@@ -155,7 +164,9 @@ describe('calendar feed', () => {
         start: new Date(Math.floor(task.due_at.getTime() / 1000) * 1000).toISOString(),
         categories: [],
       });
+      // A deadline is an instant: no DTEND equal to DTSTART, which strict clients refuse.
       expect(escaped.end).toBe(escaped.start);
+      expect(escaped.hasEnd).toBe(false);
       expect(escaped.lastModified).toBe(
         new Date(Math.floor(task.updated_at.getTime() / 1000) * 1000).toISOString(),
       );
@@ -173,6 +184,9 @@ describe('calendar feed', () => {
       expect(lines).toContain('SUMMARY:Essay\\, part 1\\; notes \\\\ draft');
       expect(lines.some((line) => /^DESCRIPTION:Class: .*\\n/.test(line.replace(/\r\n /g, '')))).toBe(true);
       expect(lines.filter((line) => line.startsWith('DTSTART:'))[0]).toMatch(/^DTSTART:\d{8}T\d{6}Z$/);
+      expect(lines.filter((line) => /^(DTEND|DURATION)[:;]/.test(line))).toEqual([]);
+      // No control character but the line ends and a tab (RFC 5545 TEXT allows no other).
+      expect(body.replace(/\r\n/g, '')).not.toMatch(/[\0-\x08\x0a-\x1f\x7f-\x9f]/);
       // The long title: folded, every continuation starting with a space, no character cut in two.
       const start = lines.findIndex((line) => line.startsWith(`SUMMARY:${LONG_TITLE.slice(0, 5)}`));
       let summary = lines[start];
@@ -185,7 +199,7 @@ describe('calendar feed', () => {
       for (const user of [roles.owner, roles.admin]) {
         const events = parseFeed((await fetchFeed(await enable(user)).expect(200)).text);
         expect([...events.keys()].sort()).toEqual(
-          [tasks.escaped, tasks.long, tasks.recent, tasks.scheduled].sort(),
+          [tasks.escaped, tasks.long, tasks.recent, tasks.scheduled, tasks.control].sort(),
         );
       }
       const outsider = parseFeed((await fetchFeed(await enable(roles.outsider)).expect(200)).text);

@@ -127,9 +127,15 @@ describe('operator CLI', () => {
       [['settings:set', 'only-key'], /Expected <key> <value>/],
       [['settings:get', 'a', 'b'], /at most one/],
       [['users:activate'], /Expected <email>/],
+      [['database:remove-embedded'], /Expected --yes/],
+      [['database:remove-embedded', 'now'], /Expected --yes/],
     ])('%j is a usage error', async (argv, message) => {
       await expect(run(...argv)).rejects.toThrow(UsageError);
       await expect(run(...argv)).rejects.toThrow(message);
+    });
+
+    it('removes no database of DATABASE_URL: only an embedded one', async () => {
+      await expect(run('database:remove-embedded', '--yes')).rejects.toThrow(/DATABASE_URL is set/);
     });
 
     it('reports unknown users and settings, bad keys, bad values and duplicate schools', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LoggerService } from '@nestjs/common';
 import { Client } from 'pg';
-import { EmbeddedPostgres, startEmbeddedPostgres } from '../../src/database/embedded';
+import { EmbeddedPostgres, removeEmbeddedCluster, startEmbeddedPostgres } from '../../src/database/embedded';
 
 /**
  * `npm start` as root in a private folder (a checkout under /root, a `mktemp -d` folder): PostgreSQL runs as
@@ -72,8 +72,24 @@ describeAsRoot('embedded PostgreSQL started by root in a 0700 folder', () => {
     try {
       expect(again.clusterDir).toBe(first.clusterDir);
       expect(await query(again, 'SELECT note FROM kept')).toEqual([{ note: 'still here' }]);
+      await expect(removeEmbeddedCluster(join(home, 'data', 'postgres'))).rejects.toThrow(/in use/);
     } finally {
       await again.stop();
     }
+    // Both starts name the account PostgreSQL runs as the same way: first chosen, then found owning the cluster.
+    const accounts = new Set(
+      logged.flatMap((line) =>
+        [...line.matchAll(/ as (\S+ \(uid \d+\)|uid \d+)(?: and|$)/g)].map((m) => m[1]),
+      ),
+    );
+    expect([...accounts]).toEqual([expect.stringMatching(/^\S+ \(uid \d+\)$/)]);
+
+    // `npm run cli -- database:remove-embedded --yes`: the cluster under /var/lib goes with DATA_DIR's folder.
+    expect(await removeEmbeddedCluster(join(home, 'data', 'postgres'))).toEqual([
+      first.clusterDir,
+      join(home, 'data', 'postgres'),
+    ]);
+    expect(existsSync(first.clusterDir)).toBe(false);
+    expect(existsSync(join(home, 'data', 'postgres'))).toBe(false);
   }, 120_000);
 });

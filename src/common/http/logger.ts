@@ -34,7 +34,7 @@ export function loggerOptions(config: AppConfig): Params {
 
 /**
  * Query parameters that are credentials: `token` (GET /auth/verify-token, one-time e-mailed secrets, valid for
- * an hour), `signature` (signed file URLs, GET /files/:fileKey/content) and `ticket` (single-use, opens a live
+ * an hour), `signature` (signed file URLs, GET /files/:fileKey/content) and `ticket` (opens a live
  * inbox stream, GET /users/me/notifications/stream).
  */
 const SECRET_QUERY_PARAMETER = /([?&](?:token|signature|ticket)=)[^&#]*/g;

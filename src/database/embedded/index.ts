@@ -1,11 +1,12 @@
-import { chownSync, existsSync, mkdirSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import type { LoggerService } from '@nestjs/common';
 import { Client } from 'pg';
 import { AppConfig } from '../../config/config';
 import { binariesFor, prepareEmbeddedBinaries } from './binaries';
 import { connectionUrl, initCluster, readConnection, writeConnection } from './cluster';
 import { claimCluster, ClusterLock } from './cluster-lock';
-import { placeCluster } from './run-as';
+import { placeCluster, relocatedClusterDir } from './run-as';
 import { choosePort, launch, PortInUseError } from './server';
 import { EmbeddedPostgres, EmbeddedPostgresOptions, Paths, RunAs } from './types';
 
@@ -49,14 +50,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   // Only the last level is private: parents (DATA_DIR) must stay passable for an unprivileged server.
   mkdirSync(dirname(dir), { recursive: true });
   const { runAs, clusterDir } = placeCluster(dir);
-  const paths: Paths = {
-    dir,
-    clusterDir,
-    pgdata: join(clusterDir, 'pgdata'),
-    connection: join(dir, 'connection.json'),
-    owner: join(dir, 'owner.pid'),
-    binDir,
-  };
+  const paths = clusterPaths(dir, clusterDir, binDir);
   for (const folder of new Set([dir, clusterDir]))
     if (!existsSync(folder)) mkdirSync(folder, { mode: 0o700 });
   if (runAs) {
@@ -92,6 +86,39 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     claim.lock.release();
     throw error;
   }
+}
+
+function clusterPaths(dir: string, clusterDir: string, binDir: string): Paths {
+  return {
+    dir,
+    clusterDir,
+    pgdata: join(clusterDir, 'pgdata'),
+    connection: join(dir, 'connection.json'),
+    owner: join(dir, 'owner.pid'),
+    binDir,
+  };
+}
+
+/**
+ * Deletes the embedded cluster of `dir` (`DATA_DIR/postgres`) and the folder a start by root kept it in
+ * under /var/lib, so the next start begins empty; refuses while a server runs it (the cluster lock). Answers
+ * the folders removed.
+ */
+export async function removeEmbeddedCluster(dir: string, logger?: LoggerService): Promise<string[]> {
+  const absolute = resolve(dir);
+  const folders = existsSync(dirname(absolute)) ? [relocatedClusterDir(absolute), absolute] : [absolute];
+  const removed: string[] = [];
+  for (const clusterDir of folders.filter((folder) => existsSync(folder))) {
+    // Exclusive: throws while another process runs the cluster; stops a server orphaned by a crash.
+    const claim = await claimCluster(clusterPaths(absolute, clusterDir, ''), true, logger);
+    try {
+      rmSync(clusterDir, { recursive: true, force: true });
+    } finally {
+      if ('lock' in claim) claim.lock.release();
+    }
+    removed.push(clusterDir);
+  }
+  return removed;
 }
 
 async function launchOnFreePort(

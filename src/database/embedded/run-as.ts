@@ -43,7 +43,7 @@ export function placeCluster(dir: string): Placement {
     if (!existsSync(pgdata)) continue;
     const owner = statSync(pgdata);
     if (owner.uid === 0) throw new Error(`${pgdata} belongs to root; PostgreSQL cannot run as root`);
-    const runAs = { uid: owner.uid, gid: owner.gid, name: `uid ${owner.uid}` };
+    const runAs = { uid: owner.uid, gid: owner.gid, name: accountName(owner.uid) };
     requireReachable(clusterDir, runAs);
     return { runAs, clusterDir };
   }
@@ -55,7 +55,7 @@ export function placeCluster(dir: string): Placement {
 }
 
 /** One folder per DATA_DIR, however it was spelled (relative, through a symlink). */
-function relocatedClusterDir(dir: string): string {
+export function relocatedClusterDir(dir: string): string {
   const parent = realpathSync(dirname(dir));
   const key = createHash('sha256')
     .update(join(parent, basename(dir)))
@@ -74,13 +74,28 @@ function systemAccount(): RunAs {
   );
 }
 
+/** `id` answers for an account name or a numeric uid alike. */
+const id = (flag: string, account: string): string =>
+  execFileSync('id', [flag, account], { encoding: 'utf8', stdio: 'pipe' }).trim();
+
 function lookupAccount(name: string): RunAs | null {
   try {
-    const id = (flag: string) =>
-      Number(execFileSync('id', [flag, name], { encoding: 'utf8', stdio: 'pipe' }).trim());
-    return { uid: id('-u'), gid: id('-g'), name };
+    const uid = Number(id('-u', name));
+    return { uid, gid: Number(id('-g', name)), name: accountName(uid) };
   } catch {
     return null;
+  }
+}
+
+/**
+ * How logs and messages name the account: `postgres (uid 101)`, or `uid 101` for a uid without an account,
+ * the same whether the first start chose the account or a later one found it owning the cluster.
+ */
+function accountName(uid: number): string {
+  try {
+    return `${id('-un', String(uid))} (uid ${uid})`;
+  } catch {
+    return `uid ${uid}`;
   }
 }
 

@@ -2,10 +2,14 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
 
 export class StreamTicketDto {
-  @ApiProperty({ description: 'Single use: pass it as `?ticket=` to GET /users/me/notifications/stream' })
+  @ApiProperty({
+    description:
+      'Pass it as `?ticket=` to GET /users/me/notifications/stream; it opens one stream at a time, and may ' +
+      'open it again until `expiresAt` (the browser reconnecting with the same URL)',
+  })
   ticket: string;
 
-  @ApiProperty({ format: 'date-time', description: '60 s after issue' })
+  @ApiProperty({ format: 'date-time', description: 'STREAM_TICKET_TTL_SECONDS (300) after issue' })
   expiresAt: string;
 }
 

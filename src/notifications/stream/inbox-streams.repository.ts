@@ -9,6 +9,11 @@ import { INBOX_COLUMNS } from '../notifications.repository';
 
 /** Open streams per user, across instances (CONTRACT §5.5). */
 export const MAX_STREAMS_PER_USER = 5;
+/**
+ * Told `<userId> <streamId>` at the commit that replaced a ticket's stream by a new one on the same ticket:
+ * the instance holding the old stream ends it.
+ */
+export const STREAM_REPLACED_CHANNEL = 'notification_stream_replaced';
 /** Items one replay sends at most (Last-Event-ID far behind, or a catch-up after a listener outage). */
 export const MAX_REPLAY_ITEMS = 500;
 
@@ -27,7 +32,7 @@ const ITEMS_WITH_COUNT = (itemFilter: string) => `
     ) p ON true
    ORDER BY p.sort_at, p.id`;
 
-/** The open streams (one row each, leased by their instance) and the single-use tickets that open them. */
+/** The open streams (one row each, leased by their instance) and the tickets that open them. */
 @Injectable()
 export class InboxStreamsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -35,24 +40,42 @@ export class InboxStreamsRepository {
   /**
    * Records an open stream unless the user has MAX_STREAMS_PER_USER live ones (leases not expired) on any
    * instance; the stream's id, or null at the limit or for an inactive user. A transaction-scoped advisory
-   * lock per user makes concurrent opens count one after another.
+   * lock per user makes concurrent opens count one after another. A stream opened with a ticket first
+   * replaces the one the ticket opened before (its row goes, and its instance hears of it on
+   * STREAM_REPLACED_CHANNEL at commit), and keeps the ticket's token version.
    */
-  open(userId: string, instanceId: string, leaseMs: number): Promise<string | null> {
+  open(
+    userId: string,
+    instanceId: string,
+    leaseMs: number,
+    ticketHash: Buffer | null,
+  ): Promise<string | null> {
     return this.dataSource.transaction(async (manager) => {
       await rows(
         manager,
         `SELECT pg_advisory_xact_lock(hashtextextended('notification_streams:' || $1, 0))`,
         [userId],
       );
+      if (ticketHash) {
+        await rows(
+          manager,
+          `WITH replaced AS (
+             DELETE FROM notification_streams WHERE ticket_hash = $2 AND user_id = $1 RETURNING id
+           )
+           SELECT pg_notify('${STREAM_REPLACED_CHANNEL}', $1 || ' ' || id) FROM replaced`,
+          [userId, ticketHash],
+        );
+      }
       const row = await one<{ id: string }>(
         manager,
-        `INSERT INTO notification_streams (user_id, instance_id, token_version, expires_at)
-         SELECT u.id, $2, u.token_version, now() + $3 * interval '1 millisecond'
+        `INSERT INTO notification_streams (user_id, instance_id, token_version, expires_at, ticket_hash)
+         SELECT u.id, $2, coalesce(t.token_version, u.token_version), now() + $3 * interval '1 millisecond', $5
            FROM users u
+           LEFT JOIN notification_stream_tickets t ON t.ticket_hash = $5 AND t.user_id = u.id
           WHERE u.id = $1 AND u.is_active
             AND (SELECT count(*) FROM notification_streams s WHERE s.user_id = $1 AND s.expires_at > now()) < $4
          RETURNING id`,
-        [userId, instanceId, leaseMs, MAX_STREAMS_PER_USER],
+        [userId, instanceId, leaseMs, MAX_STREAMS_PER_USER, ticketHash],
       );
       return row?.id ?? null;
     });
@@ -119,16 +142,14 @@ export class InboxStreamsRepository {
   }
 
   /**
-   * Uses up a ticket: deletes it and answers its user when it has not expired and the user is active with the
-   * same token version. Of concurrent redemptions only one deletes the row; the others find none.
+   * The user of a ticket that has not expired, when they are active with the token version it was issued for.
+   * The ticket stays: it may open its stream again until it expires.
    */
-  redeemTicket(ticketHash: Buffer): Promise<AuthUser | null> {
+  ticketUser(ticketHash: Buffer): Promise<AuthUser | null> {
     return one<AuthUser>(
       this.dataSource,
-      `DELETE FROM notification_stream_tickets t USING users u
-        WHERE t.ticket_hash = $1 AND t.expires_at > now()
-          AND u.id = t.user_id AND u.is_active AND u.token_version = t.token_version
-        RETURNING u.id, u.email, u.timezone`,
+      `SELECT u.id, u.email, u.timezone FROM notification_stream_tickets t JOIN users u ON u.id = t.user_id
+        WHERE t.ticket_hash = $1 AND t.expires_at > now() AND u.is_active AND u.token_version = t.token_version`,
       [ticketHash],
     );
   }

@@ -7,7 +7,8 @@ import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { PgListener, USER_CHANGED_CHANNEL } from '../../database/pg-listener';
 import { toNotificationDto } from '../notifications.mapper';
-import { InboxChangeRow, InboxStreamsRepository } from './inbox-streams.repository';
+import { InboxChangeRow, InboxStreamsRepository, STREAM_REPLACED_CHANNEL } from './inbox-streams.repository';
+import { ticketHash } from './stream-tickets';
 
 /** Notified by the trigger of migration LiveInbox: `<userId> <notificationId>` or `<userId>`. */
 export const INBOX_CHANNEL = 'notification_inbox';
@@ -16,7 +17,10 @@ export const INBOX_CHANNEL = 'notification_inbox';
  * allowed interval, so a busy instance does not lose its leases, and a crashed one frees them soon.
  */
 const STREAM_LEASE_MS = 90_000;
-/** A client that lets this much go unread is too slow for a live feed: its stream ends (it may reconnect). */
+/**
+ * A client that lets this much go unread is too slow for a live feed, or stopped reading: its stream is
+ * dropped (it may reconnect with Last-Event-ID).
+ */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 
 interface OpenStream {
@@ -63,12 +67,23 @@ export class InboxStreams implements OnModuleDestroy {
 
   /**
    * Opens a stream on `response` for `user`: 429 at the limit. Replays the items after `lastEventId` when
-   * given, then sends the unread count, then live events until the client leaves or the tokens are revoked.
+   * given, then sends the unread count, then live events until the client leaves, the tokens are revoked,
+   * or (opened with `ticket`) a new stream on the same ticket replaces it.
    */
-  async open(user: AuthUser, lastEventId: string | null, response: Response): Promise<void> {
+  async open(
+    user: AuthUser,
+    lastEventId: string | null,
+    response: Response,
+    ticket: string | undefined,
+  ): Promise<void> {
     if (this.closing) throw new AppError(ErrorCode.SERVICE_UNAVAILABLE, 'The service is shutting down');
     await this.subscribe();
-    const id = await this.streams.open(user.id, this.instanceId, STREAM_LEASE_MS);
+    const id = await this.streams.open(
+      user.id,
+      this.instanceId,
+      STREAM_LEASE_MS,
+      ticket === undefined ? null : ticketHash(ticket),
+    );
     if (!id) throw AppError.rateLimited(this.heartbeatMs / 1000);
     response.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
@@ -104,7 +119,7 @@ export class InboxStreams implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     this.closing = true;
     clearInterval(this.heartbeat);
-    const all = [...this.byUser.values()].flatMap((streams) => [...streams]);
+    const all = this.openStreams();
     this.byUser.clear();
     for (const stream of all) stream.response.end();
     if (all.length > 0) await this.streams.close(all.map((stream) => stream.id)).catch(() => undefined);
@@ -121,6 +136,14 @@ export class InboxStreams implements OnModuleDestroy {
         message: (userId) => {
           const streams = this.byUser.get(userId);
           if (streams) void this.renew([...streams]);
+        },
+        listening: () => undefined,
+      }),
+      // Missed while the listener is down: the next lease renewal finds the row gone and ends the stream.
+      this.listener.subscribe(STREAM_REPLACED_CHANNEL, {
+        message: (payload) => {
+          const [userId, streamId] = payload.split(' ');
+          for (const stream of this.byUser.get(userId) ?? []) if (stream.id === streamId) this.end(stream);
         },
         listening: () => undefined,
       }),
@@ -195,15 +218,19 @@ export class InboxStreams implements OnModuleDestroy {
   }
 
   private write(stream: OpenStream, text: string): void {
-    if (stream.response.writableEnded) return;
+    if (stream.response.writableEnded || stream.response.destroyed) return;
     stream.response.write(text);
-    if (stream.response.writableLength > MAX_BUFFERED_BYTES) stream.response.end();
+    if (stream.response.writableLength > MAX_BUFFERED_BYTES) {
+      // end() would wait for a reader that may never come, the socket and its buffer kept meanwhile.
+      stream.response.destroy();
+      this.remove(stream);
+    }
   }
 
   private enqueue(stream: OpenStream, work: () => void | Promise<void>): void {
     stream.chain = stream.chain.then(work).catch((error: unknown) => {
       this.logger.warn({ err: error }, 'A live inbox stream failed; ending it');
-      stream.response.end();
+      this.end(stream);
     });
   }
 
@@ -211,7 +238,7 @@ export class InboxStreams implements OnModuleDestroy {
   private startHeartbeat(): void {
     if (this.heartbeat) return;
     this.heartbeat = setInterval(() => {
-      const all = [...this.byUser.values()].flatMap((streams) => [...streams]);
+      const all = this.openStreams();
       if (all.length === 0) {
         clearInterval(this.heartbeat);
         this.heartbeat = undefined;
@@ -220,21 +247,35 @@ export class InboxStreams implements OnModuleDestroy {
       for (const stream of all) this.write(stream, ':\n\n');
       // Without the listener nothing is heard: read instead on every beat until it is back.
       if (!this.listener.isListening) this.catchUp();
-      void this.renew(all);
+      // The streams still open after the writes: a dropped one's lease is not renewed.
+      void this.renew(this.openStreams());
     }, this.heartbeatMs);
   }
 
-  /** Renews the streams' leases; ends those whose user's tokens were revoked since they opened. */
+  /**
+   * Renews the streams' leases; ends those whose user's tokens were revoked since they opened, and those
+   * whose row is gone (replaced by a new stream on their ticket).
+   */
   private async renew(streams: OpenStream[]): Promise<void> {
     try {
       const alive = await this.streams.renew(
         streams.map((stream) => stream.id),
         STREAM_LEASE_MS,
       );
-      for (const stream of streams) if (!alive.has(stream.id)) stream.response.end();
+      for (const stream of streams) if (!alive.has(stream.id)) this.end(stream);
     } catch (error) {
       this.logger.warn({ err: error }, 'Could not renew the live inbox streams');
     }
+  }
+
+  private openStreams(): OpenStream[] {
+    return [...this.byUser.values()].flatMap((streams) => [...streams]);
+  }
+
+  /** Ends the stream as a stream ends (the client may reconnect), and stops counting it at once. */
+  private end(stream: OpenStream): void {
+    stream.response.end();
+    this.remove(stream);
   }
 
   private add(stream: OpenStream): void {
