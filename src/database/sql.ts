@@ -1,5 +1,5 @@
 import type { Pool, QueryResultRow } from 'pg';
-import { DataSource, EntityManager, QueryResult } from 'typeorm';
+import { DataSource, EntityManager, QueryFailedError, QueryResult } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
 /**
@@ -39,11 +39,12 @@ interface Result<Row> {
 async function execute<Row>(db: Db, statement: Statement, params: unknown[]): Promise<Result<Row>> {
   if (db instanceof DataSource && statement instanceof Prepared) {
     const pool = (db.driver as PostgresDriver).master as Pool;
-    const result = await pool.query<Row & QueryResultRow>({
-      name: statement.name,
-      text: statement.text,
-      values: params,
-    });
+    const result = await pool
+      .query<Row & QueryResultRow>({ name: statement.name, text: statement.text, values: params })
+      // Failed like any other statement, so that the error names the statement (a timed-out one is logged).
+      .catch((error: Error) => {
+        throw new QueryFailedError(statement.text, params, error);
+      });
     return { rows: result.rows, affected: result.rowCount ?? 0 };
   }
   const text = statement instanceof Prepared ? statement.text : statement;
