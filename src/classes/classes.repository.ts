@@ -190,7 +190,10 @@ export class ClassesRepository {
   }
 
   async setOwner(db: Db, classId: string, ownerId: string): Promise<void> {
-    await rows(db, `UPDATE classes SET owner_id = $2, updated_at = CURRENT_TIMESTAMP(3) WHERE id = $1`, [classId, ownerId]);
+    await rows(db, `UPDATE classes SET owner_id = $2, updated_at = CURRENT_TIMESTAMP(3) WHERE id = $1`, [
+      classId,
+      ownerId,
+    ]);
   }
 
   /**

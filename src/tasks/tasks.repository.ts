@@ -415,7 +415,10 @@ export class TasksRepository {
 
   /** Removes the expired Markdown drafts; answers how many. */
   purgeExpiredMarkdown(): Promise<number> {
-    return affected(this.dataSource, `DELETE FROM task_markdown_cache WHERE expires_at <= CURRENT_TIMESTAMP(3)`);
+    return affected(
+      this.dataSource,
+      `DELETE FROM task_markdown_cache WHERE expires_at <= CURRENT_TIMESTAMP(3)`,
+    );
   }
 
   /** Oldest first. */

@@ -120,7 +120,10 @@ export class UsersRepository {
 
   async setEmail(db: Db, userId: string, email: string): Promise<void> {
     await withConstraintErrors(() =>
-      rows(db, `UPDATE users SET email = $2, updated_at = CURRENT_TIMESTAMP(3) WHERE id = $1`, [userId, email]),
+      rows(db, `UPDATE users SET email = $2, updated_at = CURRENT_TIMESTAMP(3) WHERE id = $1`, [
+        userId,
+        email,
+      ]),
     );
   }
 
