@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
-import { Client } from 'pg';
 import { AUTH_USER_LISTENER_NAME } from '../../src/auth/auth-user.cache';
 import { createClass } from '../utils/classes';
+import { withClient } from '../utils/database';
 import { FAIL_FAST, loggedBy, RelayedApp, startRelayedApp } from '../utils/relayed-app';
 import { createTestApp, TestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
@@ -13,17 +13,6 @@ const OUTAGE_ANSWER = { error: 'Database unavailable, try again later', code: 'S
 
 const get = (ctx: TestApp, path: string, user: TestUser) =>
   ctx.http.get(path).set('Authorization', user.auth).timeout(REQUEST_PATIENCE_MS);
-
-/** Runs `work` with a plain connection to `url`, outside the app's pool. */
-async function withConnection<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Spies on the logger; `errors` and `warnings` are the calls made since. */
 function spyOnLogs(): { warned: jest.SpyInstance; failed: jest.SpyInstance } {
@@ -38,7 +27,7 @@ describe('a database that does not allow connections (ALTER DATABASE … ALLOW_C
     const admin = process.env.TEST_ADMIN_DATABASE_URL!;
     const database = new URL(ctx.databaseUrl).pathname.slice(1);
     const allowConnections = (allow: boolean) =>
-      withConnection(admin, (client) =>
+      withClient(admin, (client) =>
         client.query(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS ${allow ? 'true' : 'false'}`),
       );
     try {
@@ -47,7 +36,7 @@ describe('a database that does not allow connections (ALTER DATABASE … ALLOW_C
       const { warned, failed } = spyOnLogs();
       await allowConnections(false);
       // The app's connections end, as a restart or a failover ends them: it needs new ones, which are refused.
-      await withConnection(admin, (client) =>
+      await withClient(admin, (client) =>
         client.query(
           `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
             WHERE datname = $1 AND application_name LIKE 'classroom-task-service%'`,
@@ -115,7 +104,7 @@ describe('a statement past DATABASE_QUERY_TIMEOUT_MS', () => {
       await createClass(ctx, owner, { name: 'Physics' });
       await get(ctx, '/users/me', owner).expect(200);
       const { warned, failed } = spyOnLogs();
-      const answer = await withConnection(ctx.databaseUrl, async (locker) => {
+      const answer = await withClient(ctx.databaseUrl, async (locker) => {
         // The class list waits for a lock held longer than a statement may run.
         await locker.query('BEGIN');
         await locker.query('LOCK TABLE classes IN ACCESS EXCLUSIVE MODE');
