@@ -170,6 +170,12 @@ describe('AllExceptionsFilter', () => {
       severity: 'ERROR',
     });
     expect(answer(new QueryFailedError('SELECT currval($1)', [], notReady)).status).toBe(500);
+    // A transaction the service left idle too long ends its session: the service's fault, not an outage.
+    const leftIdle = Object.assign(new Error('terminating connection due to idle-in-transaction timeout'), {
+      code: '25P03',
+      severity: 'FATAL',
+    });
+    expect(answer(new QueryFailedError('UPDATE tasks', [], leftIdle)).status).toBe(500);
     warned.mockRestore();
   });
 

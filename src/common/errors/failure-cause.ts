@@ -24,6 +24,8 @@ const DISK_FULL_SQLSTATE = '53100';
  * connections", 3D000 a dropped database, 28P01 a changed password), no statement can run until it is fixed.
  */
 const SESSION_ENDED_SEVERITY = 'FATAL';
+/** 25P03: the session was ended for a transaction left idle too long, the service's own fault, not an outage. */
+const IDLE_IN_TRANSACTION_SQLSTATE = '25P03';
 /** Socket errors of opening a connection to a server that is down or unreachable. */
 const CONNECT_ERRNO = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 /**
@@ -54,7 +56,7 @@ function causeOf(error: ErrorFields, depth: number, ofQuery: boolean): FailureCa
   if (code === DISK_FULL_SQLSTATE || NO_ROOM_ERRNO.has(code)) return 'storage-full';
   if (
     UNAVAILABLE_SQLSTATE.test(code) ||
-    error.severity === SESSION_ENDED_SEVERITY ||
+    (error.severity === SESSION_ENDED_SEVERITY && code !== IDLE_IN_TRANSACTION_SQLSTATE) ||
     CONNECT_ERRNO.has(code) ||
     (LOST_ERRNO.has(code) && (ofQuery || typeof error.syscall === 'string')) ||
     UNAVAILABLE_MESSAGE.test(String(error.message))
