@@ -2,7 +2,8 @@
 # Classroom Task Service. Build: docker build -t classroom-tasks .
 # Run:   docker run -p 3000:3000 -e JWT_SECRET=... -e DATABASE_URL=postgres://... classroom-tasks
 # Without DATABASE_URL the container runs an embedded PostgreSQL under the /data volume (one instance only).
-# Without a registry of images: scripts/container-base-image.sh, then --build-arg NODE_IMAGE=localhost/node-base:20.
+# Without a registry of images: scripts/container-base-image.sh, then --build-arg NODE_IMAGE=localhost/node-base:22.
+# The default base's Node major is the one CI, the tests and the bench run on (scripts/image-node.sh reads it here).
 # See docs/operations.md.
 ARG NODE_IMAGE=node:22-bookworm-slim
 
@@ -22,9 +23,13 @@ RUN npm run build
 # `npm ci --omit=dev` would keep typescript and ts-node: they are typeorm's optional peer dependencies,
 # installed here only as our devDependencies, and npm omits such packages only when optional ones are
 # omitted too (which would drop the embedded PostgreSQL's binaries). Without the devDependencies in
-# package.json, `npm prune` removes everything that nothing at run time requires.
+# package.json, npm 11's `npm prune` removes everything that nothing at run time requires; npm 10 (what the
+# node:22 images ship) keeps typescript, ts-node and mjml, as installed optional peers. So the prune runs on
+# npm 11 whatever npm the base carries, and the runtime stage below fails the build if a tool is left.
 FROM deps AS production-deps
-RUN npm pkg delete devDependencies && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+ARG PRUNE_NPM=npm@11.19.1
+RUN npm pkg delete devDependencies \
+ && npx --yes "$PRUNE_NPM" prune --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
@@ -33,6 +38,13 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=production-deps /app/package.json /app/package-lock.json ./
 COPY --from=production-deps /app/node_modules ./node_modules
+# Development tools must not reach production: the build stops here when one resolves.
+RUN for tool in typescript ts-node mjml jest @nestjs/cli; do \
+      if node -e "require.resolve('$tool/package.json')" 2>/dev/null \
+         || [ -n "$(find node_modules -type d -path "*/node_modules/$tool" -print -quit)" ]; then \
+        echo "development tool $tool is in the production image" >&2; exit 1; \
+      fi; \
+    done
 COPY --from=build /app/dist ./dist
 # The embedded PostgreSQL's library symlinks are created here, as root, because node_modules is read-only
 # for the runtime user; the service would otherwise create them at its first start.

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds a local Node.js base image for the Dockerfile where no registry of container images is reachable:
-# a minimal Debian bookworm root file system (debootstrap) plus this machine's own node and npm, with a
+# a minimal Debian bookworm root file system (debootstrap) plus the node of the Dockerfile's default base's
+# major (scripts/image-node.sh: this machine's, or the npm registry's binary) and this machine's npm, with a
 # `node` user (uid/gid 1000) like the official node images, imported into podman's image store.
 #
 #   sudo scripts/container-base-image.sh            # builds localhost/node-base:<node major> unless present
 #   sudo scripts/container-base-image.sh --force    # builds it again
-#   podman build --format docker --build-arg NODE_IMAGE=localhost/node-base:20 -t classroom-tasks .
+#   podman build --format docker --build-arg NODE_IMAGE=localhost/node-base:22 -t classroom-tasks .
 #
 # Environment: NODE_BASE_IMAGE (image name; default localhost/node-base:<major of `node`>), DEBIAN_MIRROR
 # (default: the first Debian mirror in /etc/apt, else http://deb.debian.org/debian), DEBIAN_SUITE
@@ -15,7 +16,7 @@ set -euo pipefail
 force=false
 [ "${1:-}" = "--force" ] && force=true
 
-node_bin="$(readlink -f "$(command -v node)")"
+node_bin="$(readlink -f "$("$(dirname "$0")/image-node.sh" | tail -n 1)/node")"
 node_major="$("$node_bin" -p 'process.versions.node.split(".")[0]')"
 image="${NODE_BASE_IMAGE:-localhost/node-base:${node_major}}"
 

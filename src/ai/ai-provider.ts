@@ -32,19 +32,23 @@ export const FAILED_PARSE: ParseResult = Object.freeze({
   description: null,
 });
 
-export const TITLE_MAX_LENGTH = 200;
+/** A suggested title is short: it names the task, the description holds the rest. */
+export const TITLE_MAX_LENGTH = 80;
 
 /**
- * `title` cut to TITLE_MAX_LENGTH characters, the last one an ellipsis, when longer. Characters are code points,
- * as request validation and the column count them; a cut between the two halves of a surrogate pair would
- * leave half a character.
+ * `title` cut to TITLE_MAX_LENGTH characters when longer: at the last word that fits, an ellipsis after it.
+ * Characters are code points, as request validation and the column count them; a cut between the two halves
+ * of a surrogate pair would leave half a character.
  */
 export function fitTitle(title: string): string {
   const characters = [...title];
-  return characters.length <= TITLE_MAX_LENGTH
-    ? title
-    : `${characters.slice(0, TITLE_MAX_LENGTH - 1).join('')}…`;
+  if (characters.length <= TITLE_MAX_LENGTH) return title;
+  const kept = characters.slice(0, TITLE_MAX_LENGTH - 1).join('');
+  const lastSpace = kept.lastIndexOf(' ');
+  // A text without spaces (Chinese, one long word) is cut where it must.
+  return `${(lastSpace >= TITLE_MAX_LENGTH / 2 ? kept.slice(0, lastSpace) : kept).trimEnd()}…`;
 }
+
 export const DESCRIPTION_MAX_LENGTH = 100_000;
 export const MAX_TIME_OPTIONS = 3;
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { deleteFinishedThrottlingWindows } from '../common/throttling/pg-throttler.storage';
 import { affected, Db, one, rows } from '../database/sql';
 import { TokenPurpose } from './entities/auth-token.entity';
 
@@ -122,10 +123,7 @@ export class AuthTokensRepository {
       this.dataSource,
       `DELETE FROM email_sends WHERE created_at < now() - interval '24 hours'`,
     );
-    deleted += await affected(
-      this.dataSource,
-      `DELETE FROM throttler_hits WHERE window_ends_at < now() AND (blocked_until IS NULL OR blocked_until < now())`,
-    );
+    deleted += await deleteFinishedThrottlingWindows(this.dataSource);
     return deleted;
   }
 }

@@ -46,7 +46,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
    * `error` is a failure to check the token (reading its user), not a bad token: thrown as it is, so that the
    * exception filter answers it by its cause (503 for a database that cannot serve, see `failureCause`).
    */
-  override handleRequest<TUser>(error: unknown, user: TUser | false): TUser {
+  override handleRequest<TUser>(error: Error | null, user: TUser | false): TUser {
     if (error) throw error;
     if (!user) throw AppError.unauthorized();
     return user;

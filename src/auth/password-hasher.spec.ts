@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { Piscina } from 'piscina';
 import { AppConfig } from '../config/config';
+import type { VerifyTask } from './password-hash.worker';
 import { PasswordHasher } from './password-hasher';
 
 /** Nice value of one thread of this process (Linux: /proc/self/task/<tid>/stat, field 19). */
@@ -29,7 +31,21 @@ describe('PasswordHasher', () => {
   });
 
   it('answers false for an unknown user after doing the same work', async () => {
-    expect(await hasher.verify('correct horse battery', null)).toBe(false);
+    // The work is what the pool's threads are given: a bcrypt comparison at the same cost as a real one.
+    const run = jest.spyOn(Piscina.prototype, 'run');
+    try {
+      const hash = await hasher.hash('correct horse battery');
+      run.mockClear();
+      expect(await hasher.verify('correct horse battery', null)).toBe(false);
+      expect(await hasher.verify('wrong horse battery', hash)).toBe(false);
+      const [unknownUser, knownUser] = run.mock.calls.map(([task]) => task as VerifyTask);
+      expect(run).toHaveBeenCalledTimes(2);
+      expect(unknownUser.password).toBe('correct horse battery');
+      expect(unknownUser.passwordHash.slice(0, 7)).toBe(knownUser.passwordHash.slice(0, 7));
+      expect(unknownUser.passwordHash).toMatch(/^\$2b\$10\$.{53}$/);
+    } finally {
+      run.mockRestore();
+    }
   });
 
   it('runs at most PASSWORD_HASH_CONCURRENCY threads, below normal priority', async () => {

@@ -1,5 +1,4 @@
 import { DynamicModule, Global, Inject, Module } from '@nestjs/common';
-import { ConfigModule } from '@nestjs/config';
 import { AppConfig } from './config';
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -13,7 +12,6 @@ export class AppConfigModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppConfigModule,
-      imports: [ConfigModule.forRoot({ ignoreEnvFile: true, load: [() => ({ app: config })] })],
       providers: [{ provide: APP_CONFIG, useValue: config }],
       exports: [APP_CONFIG],
     };

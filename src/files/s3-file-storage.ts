@@ -95,8 +95,8 @@ export class S3FileStorage extends FileStorage implements OnApplicationShutdown 
 
   /** Streams `body` into the object `key` (`files:migrate` keeps the keys of the local files). */
   async write(key: string, body: Readable): Promise<void> {
-    let bodyError: unknown;
-    body.on('error', (error) => (bodyError = error));
+    let bodyError: Error | undefined;
+    body.on('error', (error: Error) => (bodyError = error));
     try {
       await uploadObject(this.client, this.partBuffers, { bucket: this.bucket, key }, body);
     } catch (error) {

@@ -65,7 +65,7 @@ export class StorageQuotaInterceptor implements NestInterceptor {
         this.logger.error({ err: error }, 'Could not release a storage reservation');
       });
     return next.handle().pipe(
-      mergeMap(async (answer) => {
+      mergeMap(async (answer: unknown) => {
         await release();
         return answer;
       }),

@@ -8,13 +8,13 @@ export abstract class StoredAttachment {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 64 })
   fileKey: string;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 255 })
   originalName: string;
 
-  @Column({ type: 'varchar', nullable: true })
+  @Column({ type: 'varchar', length: 255, nullable: true })
   mimeType: string | null;
 
   /** bigint comes back from pg as a string; the response mapper converts it. */

@@ -23,7 +23,7 @@ export class IdempotentWriteRoutes {
           const handler = prototype[name];
           if (
             typeof handler !== 'function' ||
-            !WRITE_METHODS.has(Reflect.getMetadata(METHOD_METADATA, handler))
+            !WRITE_METHODS.has(Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod)
           ) {
             continue;
           }

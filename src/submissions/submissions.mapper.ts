@@ -62,6 +62,6 @@ export function toListEntryResponse(
     role,
     submitted,
     attachments: submitted ? attachments.map(toAttachmentResponse) : [],
-    submission: submitted ? toSummaryResponse(submission as SubmissionSummaryRow) : null,
+    submission: submitted ? toSummaryResponse(submission) : null,
   };
 }

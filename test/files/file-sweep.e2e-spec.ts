@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -116,7 +115,7 @@ describe('sweep of the file storage', () => {
   });
 
   it('leaves the partial file of an upload in flight alone, and the upload completes', async () => {
-    const server = ctx.app.getHttpServer() as Server;
+    const server = ctx.app.getHttpServer();
     if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     let fileKey = '';

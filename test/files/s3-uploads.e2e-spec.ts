@@ -6,7 +6,6 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FileSweeper } from '../../src/files/file-sweeper';
 import { multipartOperation, S3_TEST_BUCKET, S3Request, S3Server, useStorageEnv } from '../fakes/s3-server';
@@ -98,7 +97,7 @@ describe('multipart uploads to S3: dropped clients, a store going away, the swee
     });
     cls = await createClassWithRoles(ctx);
     taskId = (await createTask(ctx, cls.classId, cls.owner)).id;
-    const server = ctx.app.getHttpServer() as Server;
+    const server = ctx.app.getHttpServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     uploadUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tasks/${taskId}/attachments`;
   });

@@ -1,13 +1,15 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { RequestMethod, Type } from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { ClassRoleGuard } from '../../src/access/class-role.guard';
+import { ClassRole } from '../../src/access/class-roles';
 import { ROUTE_ACCESS, RouteAccessRule } from '../../src/access/route-access';
 import { TaskAccessGuard } from '../../src/access/task-access.guard';
 import { TaskItemAccessGuard } from '../../src/access/task-item-access.guard';
 import { IS_PUBLIC } from '../../src/common/decorators/public.decorator';
+import { TICKET_AUTH } from '../../src/common/decorators/ticket-auth.decorator';
 import { attachQueryCounter, QueryCounter } from '../utils/query-counter';
 import { uploadSubmissionAttachment } from '../utils/submissions';
 import { useTestApp } from '../utils/test-app';
@@ -18,6 +20,8 @@ interface Route {
   /** Nest form: `/tasks/:taskId`. */
   path: string;
   isPublic: boolean;
+  /** `@TicketAuth()`: a stream ticket in the query stands for the bearer header. */
+  ticketAuth: boolean;
   rule: RouteAccessRule | undefined;
   guards: unknown[];
 }
@@ -66,6 +70,7 @@ function appRoutes(modules: ModulesContainer): Route[] {
           isPublic: Boolean(
             Reflect.getMetadata(IS_PUBLIC, handler) ?? Reflect.getMetadata(IS_PUBLIC, controller),
           ),
+          ticketAuth: Reflect.getMetadata(TICKET_AUTH, handler) === true,
           rule: Reflect.getMetadata(ROUTE_ACCESS, handler) as RouteAccessRule | undefined,
           guards: (Reflect.getMetadata(GUARDS_METADATA, handler) as unknown[] | undefined) ?? [],
         });
@@ -76,6 +81,31 @@ function appRoutes(modules: ModulesContainer): Route[] {
 }
 
 const label = (route: Route): string => `${route.method.toUpperCase()} ${route.path}`;
+
+/** The committed access rule of every route: a change to it is a permission change, reviewed as such. */
+const PERMISSIONS_SNAPSHOT = resolve(__dirname, '..', '..', 'docs', 'permissions.snapshot.json');
+
+/** A route's access rule in words: `bearer; task: OWNER or ADMIN; decided by guard`. */
+function accessOf(route: Route): string {
+  if (route.isPublic) return 'public';
+  const auth = route.ticketAuth ? 'bearer or ?ticket=' : 'bearer';
+  const rule = route.rule;
+  if (!rule) return auth;
+  const who = rule.roles?.length
+    ? rule.roles.join(' or ')
+    : rule.manage
+      ? 'OWNER or ADMIN'
+      : rule.scope === 'class' || rule.scope === 'task'
+        ? 'any member'
+        : `the ${rule.scope} rule`;
+  return `${auth}; ${rule.scope}: ${who}; decided by ${rule.decidedBy}`;
+}
+
+/** Route → access rule, sorted by route, one line each. */
+const permissionsOf = (routes: Route[]): Record<string, string> =>
+  Object.fromEntries(
+    routes.map((route) => [`${route.path} ${route.method.toUpperCase()}`, accessOf(route)] as const).sort(),
+  );
 
 describe('one access path', () => {
   const ctx = useTestApp();
@@ -242,6 +272,49 @@ describe('one access path', () => {
       expect(filesMatching(/blockedForUserSql\(/)).toEqual(['access/task-rules.sql.ts']);
       expect(filesMatching(/new AppError\(\s*ErrorCode\.(LATE_SUBMISSION_CLOSED|TASK_LOCKED)\b/)).toEqual([
         'access/submission-rules.ts',
+      ]);
+    });
+  });
+
+  describe('the permissions snapshot (docs/permissions.snapshot.json)', () => {
+    it('is the access rule of every route; `npm run permissions:update` rewrites it after a reviewed change', () => {
+      const current = permissionsOf(routes);
+      if (process.env.UPDATE_PERMISSIONS_SNAPSHOT === '1') {
+        writeFileSync(PERMISSIONS_SNAPSHOT, JSON.stringify(current, null, 2) + '\n');
+      }
+      const committed = JSON.parse(readFileSync(PERMISSIONS_SNAPSHOT, 'utf8')) as Record<string, string>;
+      expect(current).toEqual(committed);
+    });
+
+    it('words every kind of rule', () => {
+      const route = (isPublic: boolean, ticketAuth: boolean, rule?: RouteAccessRule): Route => ({
+        method: 'get',
+        path: '/x',
+        isPublic,
+        ticketAuth,
+        rule,
+        guards: [],
+      });
+      expect(
+        [
+          route(true, false),
+          route(false, false),
+          route(false, true),
+          route(false, false, { scope: 'class', decidedBy: 'guard', roles: [] }),
+          route(false, false, { scope: 'class', decidedBy: 'guard', roles: [ClassRole.OWNER] }),
+          route(false, false, { scope: 'task', decidedBy: 'statement', manage: false }),
+          route(false, false, { scope: 'task', decidedBy: 'guard', manage: true }),
+          route(false, false, { scope: 'file', decidedBy: 'service' }),
+        ].map(accessOf),
+      ).toEqual([
+        'public',
+        'bearer',
+        'bearer or ?ticket=',
+        'bearer; class: any member; decided by guard',
+        'bearer; class: OWNER; decided by guard',
+        'bearer; task: any member; decided by statement',
+        'bearer; task: OWNER or ADMIN; decided by guard',
+        'bearer; file: the file rule; decided by service',
       ]);
     });
   });

@@ -44,6 +44,70 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
 };
 
 /**
+ * The one module that owns each table the migrations create: only its files write the table (an INSERT,
+ * UPDATE or DELETE in their SQL, or an entity TypeORM writes through). Other modules may read it in their
+ * own statements (one join beats a call per row); a write elsewhere goes through the owner's code. A new
+ * table gets its owner here and in docs/architecture.md.
+ */
+const TABLE_OWNERS: Record<string, string> = {
+  auth_tokens: 'auth',
+  email_sends: 'auth',
+  calendar_feeds: 'calendar',
+  classes: 'classes',
+  class_members: 'classes',
+  task_comments: 'comments',
+  throttler_hits: 'common',
+  storage_reservations: 'files',
+  idempotency_keys: 'idempotency',
+  notifications: 'notifications',
+  notification_deliveries: 'notifications',
+  notification_prefs: 'notifications',
+  notification_streams: 'notifications',
+  notification_stream_tickets: 'notifications',
+  notification_task_publications: 'notifications',
+  notification_task_reminders: 'notifications',
+  schools: 'schools',
+  settings: 'settings',
+  submissions: 'submissions',
+  submission_attachments: 'submissions',
+  tasks: 'tasks',
+  task_attachments: 'tasks',
+  task_extensions: 'tasks',
+  task_markdown_cache: 'tasks',
+  task_submission_counts: 'tasks',
+  task_user_states: 'tasks',
+  users: 'users',
+};
+
+const MIGRATIONS = resolve(__dirname, '..', '..', 'migrations');
+
+/** The tables the migrations leave: created, and not dropped again, by their `up`. */
+function migratedTables(): string[] {
+  const tables = new Set<string>();
+  for (const name of readdirSync(MIGRATIONS)
+    .filter((file) => file.endsWith('.ts'))
+    .sort()) {
+    const up = readFileSync(join(MIGRATIONS, name), 'utf8').split(/async down\(/)[0];
+    for (const [, verb, table] of up.matchAll(
+      /\b(CREATE(?: UNLOGGED)? TABLE|DROP TABLE)(?: IF (?:NOT )?EXISTS)? (\w+)/gi,
+    )) {
+      if (verb.toUpperCase().startsWith('CREATE')) tables.add(table);
+      else tables.delete(table);
+    }
+  }
+  return [...tables].sort();
+}
+
+/** The tables `text` writes: in its SQL strings, and the one its entity maps. */
+function writtenTables(text: string): string[] {
+  const statements = stringLiterals(text).flatMap((sql) =>
+    [...sql.matchAll(/\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)/g)].map((match) => match[1]),
+  );
+  const entities = [...text.matchAll(/@Entity\('(\w+)'\)/g)].map((match) => match[1]);
+  return [...statements, ...entities].filter((table) => table in TABLE_OWNERS);
+}
+
+/**
  * @Global() hides a module's dependants from their module's imports, where a cycle would go unseen; only
  * the configuration, which every module takes, is global.
  */
@@ -137,8 +201,8 @@ function findCycle(graph: Record<string, string[]>): string[] | null {
   return null;
 }
 
-/** The string literals of `text` that hold SQL. */
-function sqlStrings(text: string): string[] {
+/** The string literals of `text` (a template's literal parts joined by spaces). */
+function stringLiterals(text: string): string[] {
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
     const literal =
@@ -147,12 +211,16 @@ function sqlStrings(text: string): string[] {
         : ts.isTemplateExpression(node)
           ? [node.head.text, ...node.templateSpans.map((span) => span.literal.text)].join(' ')
           : null;
-    if (literal !== null && SQL_TEXT.test(literal)) found.push(literal);
+    if (literal !== null) found.push(literal);
     ts.forEachChild(node, visit);
   };
   visit(ts.createSourceFile('file.ts', text, ts.ScriptTarget.Latest, true));
   return found;
 }
+
+/** The string literals of `text` that hold SQL. */
+const sqlStrings = (text: string): string[] =>
+  stringLiterals(text).filter((literal) => SQL_TEXT.test(literal));
 
 describe('architecture: the tools of this test', () => {
   it('finds a cycle of a small graph, and none where there is none', () => {
@@ -177,6 +245,15 @@ describe('architecture: the tools of this test', () => {
       const d = () => import('../d/z');
       const e = require('pg');`;
     expect(importSpecifiers(text)).toEqual(['../a/x', './b', '../c/y', '../d/z', 'pg']);
+  });
+
+  it('reads the tables a file writes, in SQL and as an entity, not those it reads', () => {
+    const text = `@Entity('users') class User {}
+      const a = \`INSERT INTO tasks (id) VALUES ($1) ON CONFLICT DO UPDATE SET id = $1\`;
+      const b = 'UPDATE classes c SET name = $1 FROM class_members m WHERE m.class_id = c.id';
+      const c = "DELETE FROM submissions WHERE task_id IN (SELECT id FROM tasks)";
+      const d = 'SELECT id FROM settings';`;
+    expect(writtenTables(text).sort()).toEqual(['classes', 'submissions', 'tasks', 'users']);
   });
 
   it('tells SQL in strings from words in comments and prose', () => {
@@ -261,6 +338,20 @@ describe('architecture of src/', () => {
         file.imports.some((specifier) => moduleOf(importedPath(file, specifier) ?? 'package/') === ROOT),
     );
     expect(importers.map((file) => file.path)).toEqual([]);
+  });
+
+  it('gives every table of the migrations one owner in TABLE_OWNERS, a module of src/', () => {
+    expect(Object.keys(TABLE_OWNERS).sort()).toEqual(migratedTables());
+    expect(Object.values(TABLE_OWNERS).filter((module) => !modules.includes(module))).toEqual([]);
+  });
+
+  it('writes each table only in the module that owns it', () => {
+    const offences = files.flatMap((file) =>
+      writtenTables(file.text)
+        .filter((table) => TABLE_OWNERS[table] !== file.module)
+        .map((table) => `${file.path} writes ${table}, owned by ${TABLE_OWNERS[table]}`),
+    );
+    expect(offences).toEqual([]);
   });
 
   it('has no @Global() module but the configuration, and no forwardRef', () => {

@@ -85,7 +85,7 @@ describe('ETag, If-None-Match and If-Match (CONTRACT §5.6)', () => {
       return (ifMatch === undefined ? req : req.set('If-Match', ifMatch)).send(body);
     };
     const tagOf = async (user: TestUser): Promise<string> =>
-      (await get(`/tasks/${task.id}`, user)).headers.etag as string;
+      (await get(`/tasks/${task.id}`, user)).headers.etag;
 
     it('OWNER and ADMIN write with the current tag (or *), the answer carrying the new tag', async () => {
       for (const user of [cls.owner, cls.admin]) {
@@ -138,12 +138,12 @@ describe('ETag, If-None-Match and If-Match (CONTRACT §5.6)', () => {
         .send(body);
 
     it('current tag → 200; stale → 412 and nothing changed; a MEMBER or non-member → 403', async () => {
-      const current = (await get(`/classes/${cls.classId}`, cls.owner)).headers.etag as string;
+      const current = (await get(`/classes/${cls.classId}`, cls.owner)).headers.etag;
       const ok = await patch(cls.owner, current, { description: 'v2' });
       expect(ok.status).toBe(200);
       const stale = await patch(cls.admin, current, { description: 'v3' });
       expect([stale.status, stale.body]).toEqual([412, apiError('PRECONDITION_FAILED')]);
-      const admins = (await get(`/classes/${cls.classId}`, cls.admin)).headers.etag as string;
+      const admins = (await get(`/classes/${cls.classId}`, cls.admin)).headers.etag;
       expect((await patch(cls.admin, admins, { description: 'v3' })).status).toBe(200);
       expect((await get(`/classes/${cls.classId}`, cls.owner)).body.description).toBe('v3');
       for (const user of [cls.member, cls.outsider]) {
@@ -153,7 +153,7 @@ describe('ETag, If-None-Match and If-Match (CONTRACT §5.6)', () => {
     });
 
     it('two writes with the same tag at once: exactly one succeeds', async () => {
-      const current = (await get(`/classes/${cls.classId}`, cls.owner)).headers.etag as string;
+      const current = (await get(`/classes/${cls.classId}`, cls.owner)).headers.etag;
       const answers = await Promise.all([
         patch(cls.owner, current, { name: 'Race A' }),
         patch(cls.owner, current, { name: 'Race B' }),
@@ -171,7 +171,7 @@ describe('ETag, If-None-Match and If-Match (CONTRACT §5.6)', () => {
         .send({ content });
 
     it('the tag of GET submissions/me is accepted; a stale one answers 412 and keeps the submission', async () => {
-      const current = (await get(`/tasks/${task.id}/submissions/me`, cls.member)).headers.etag as string;
+      const current = (await get(`/tasks/${task.id}/submissions/me`, cls.member)).headers.etag;
       const ok = await put(cls.member, current, 'second answer');
       expect(ok.status).toBe(200);
       expect(ok.headers.etag).toBe((await get(`/tasks/${task.id}/submissions/me`, cls.member)).headers.etag);
@@ -197,7 +197,7 @@ describe('ETag, If-None-Match and If-Match (CONTRACT §5.6)', () => {
     });
 
     it('two writes with the same tag at once: exactly one succeeds', async () => {
-      const current = (await get(`/tasks/${task.id}/submissions/me`, cls.member)).headers.etag as string;
+      const current = (await get(`/tasks/${task.id}/submissions/me`, cls.member)).headers.etag;
       const answers = await Promise.all([put(cls.member, current, 'A'), put(cls.member, current, 'B')]);
       expect(answers.map((res) => res.status).sort()).toEqual([200, 412]);
     });

@@ -1,4 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
@@ -52,3 +54,46 @@ describeContainer(
     }, 1_800_000);
   },
 );
+
+/**
+ * What can be checked without a container engine: the Dockerfile's default base is on the Node major CI
+ * and package.json name, and its guard against development tools in the final stage does fail.
+ */
+describe('container image: the Dockerfile, read', () => {
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  const runtimeStage = dockerfile.slice(dockerfile.indexOf(' AS runtime'));
+  /** The runtime stage's `RUN` that fails on a development tool, as the shell runs it (lines joined). */
+  const guard = /^RUN (for tool in [\s\S]*?done)$/m.exec(runtimeStage)?.[1].replace(/\\\n/g, '');
+
+  it('builds on the Node major package.json requires, which CI runs on', () => {
+    const major = /^ARG NODE_IMAGE=node:(\d+)-/m.exec(dockerfile)?.[1];
+    const { engines } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      engines: { node: string };
+    };
+    expect(engines.node).toBe(`>=${major}`);
+    expect(readFileSync(join(ROOT, '.ci', 'run'), 'utf8')).toContain('scripts/image-node.sh');
+  });
+
+  it('stops the build when a development tool resolves in the final stage, and only then', () => {
+    expect(guard).toContain('typescript ts-node mjml');
+    const app = mkdtempSync(join(tmpdir(), 'cts-image-'));
+    try {
+      const runGuard = () => spawnSync('sh', ['-c', guard!], { cwd: app, encoding: 'utf8' });
+      mkdirSync(join(app, 'node_modules', 'pg'), { recursive: true });
+      expect(runGuard().status).toBe(0);
+      for (const tool of ['typescript', join('typeorm', 'node_modules', 'ts-node')]) {
+        const dir = join(app, 'node_modules', tool);
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, 'package.json'), '{}');
+        const found = runGuard();
+        expect([found.status, found.stderr]).toEqual([
+          1,
+          expect.stringMatching(/is in the production image/),
+        ]);
+        rmSync(dir, { recursive: true });
+      }
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
+  });
+});

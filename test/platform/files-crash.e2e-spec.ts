@@ -59,8 +59,8 @@ describe('files after kill -9 during an upload', () => {
     });
     started.push(child);
     let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<Exit>((resolve) =>
       child.once('exit', (code, signal) => resolve({ code, signal })),
     );

@@ -1,4 +1,3 @@
-import type { Server } from 'node:http';
 import { AddressInfo, connect } from 'node:net';
 import { JwtService } from '@nestjs/jwt';
 import { Client } from 'pg';
@@ -54,7 +53,7 @@ describe('platform', () => {
     ])(
       'answers %s refused by the HTTP parser with {error, code} and X-Request-Id',
       async (_case, head, status) => {
-        const server = ctx.app.getHttpServer() as Server;
+        const server = ctx.app.getHttpServer();
         // supertest reuses a listening server.
         if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
         const { port } = server.address() as AddressInfo;

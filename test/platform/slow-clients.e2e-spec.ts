@@ -1,5 +1,4 @@
 import { readdirSync, statSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { AddressInfo, connect, Socket } from 'node:net';
 import { join } from 'node:path';
 import { PinoLogger } from 'nestjs-pino';
@@ -43,7 +42,7 @@ describe('platform: slow and vanishing clients', () => {
       HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
       HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_TIMEOUT_MS),
     });
-    const server = ctx.app.getHttpServer() as Server;
+    const server = ctx.app.getHttpServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
   });

@@ -25,7 +25,7 @@ function clientPrototype(ctx: TestApp): { query: QueryFn } {
   const driver = ctx.db.driver as PostgresDriver;
   const clientClass = ((driver.master as { Client?: typeof Client }).Client ??
     driver.postgres.Client) as typeof Client;
-  return clientClass.prototype as unknown as { query: QueryFn };
+  return clientClass.prototype;
 }
 
 const statementText = ([config]: unknown[]): string =>

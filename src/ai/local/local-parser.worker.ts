@@ -25,13 +25,13 @@ function firstFound<T>(sources: string[], read: (source: string) => T | null): T
  */
 export default function parseLocally({ input, context }: LocalParseTask): ParseResult {
   const sources = [input.text, ...input.attachments.map((attachment) => attachment.text)];
-  const title = deriveTitle(input.text);
+  const { title, line } = deriveTitle(input.text);
   return {
     title,
     timeOptions: firstFound(sources, (source) => extractTimeOptions(source, context)) ?? [
       { startAt: null, dueAt: null },
     ],
     allowLateSubmission: firstFound(sources, detectLateSubmission),
-    description: toMarkdown(input.text, title),
+    description: toMarkdown(input.text, line),
   };
 }

@@ -1,32 +1,89 @@
-import { fitTitle, TITLE_MAX_LENGTH } from '../ai-provider';
+import { fitTitle } from '../ai-provider';
 
 /** Markdown markers a first line may carry: heading, quote, list bullet or number. */
 const LINE_MARKER = /^\s*(?:#{1,6}\s+|>\s*|[-*+•·・▪●◦]\s+|\d{1,3}[.)、]\s*)/;
-const SENTENCE_END = /[.!?。！？](?=\s|$)|[。！？]/;
 const BULLET = /^\s*[-*+•·・▪●◦]\s+(.*)$/;
 const NUMBERED = /^\s*(?:(\d{1,3})[.)、]|[(（](\d{1,3})[)）])\s*(.*)$/;
 /** A short line ending in a colon that introduces what follows ("Requirements:"). */
 const LABEL = /^(?!\s*#)(.{1,60}?)\s*[:：]\s*$/;
 const BARE_URL = /(^|[\s(])(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
 
-function firstContentLine(text: string): string | undefined {
-  return text
-    .split(/\r?\n/)
-    .map((line) => line.replace(LINE_MARKER, '').trim())
-    .find((line) => line.length > 0);
+/** A greeting or salutation opening a message: "Hi class!", "Dear students,", "Kia ora koutou,", "各位同学好！". */
+const GREETING =
+  /^(?:hi|hello|hey|hiya|dear|greetings|good (?:morning|afternoon|evening|night)|kia ora|talofa|hallo|liebe[rs]?|g'day|howdy|bonjour|hola|namaste|ciao)\b|^(?:各位|同学们|大家好|亲爱的)/i;
+/** Labels before a subject: "Subject:", "Re:", "Reminder —", "Reminder that". */
+const SUBJECT_LABEL =
+  /^(?:(?:subject|title|re|fwd?|reminder|remember|note|announcement|important|update|attention|homework)\s*[:：—–]|reminder that\b)\s*/i;
+/** A deadline label: "Deadline:", "Due:", "Due by 9pm tonight:"; what follows is a date or the subject. */
+const DEADLINE_LABEL = /^(?:deadline|due(?: date)?|due\b.{1,30}?)\s*[:：](?:\s+|$)/i;
+/** What a deadline label is followed by when the line holds nothing but the date. */
+const DATE_START =
+  /^(?:\d|(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|today|tonight|tomorrow|next|this|end)/i;
+/** A deadline clause after the subject: "English essay: deadline 31 Jan", "Maths homework, due tomorrow". */
+const TRAILING_DEADLINE = /\s*[:：—–,-]\s*(?:deadline|due)\b.*$/i;
+/**
+ * The end of a sentence: a full stop, "!" or "?" before a capital or the end (not "p. 45", "a.m. on",
+ * "Mr. Chen"), or a Chinese one anywhere.
+ */
+const SENTENCE_END = /(?<!\b(?:[A-Za-z]|Mr|Ms|Mrs|Dr|St|No|vs|pp))[.!?]+(?=\s+[^\p{Ll}\d]|\s*$)|[。！？]/u;
+const EDGE_DECORATION =
+  /^[\p{Extended_Pictographic}\uFE0F\u200D*_`~\s]+|[\p{Extended_Pictographic}\uFE0F\u200D*_`~\s]+$/gu;
+const TRAILING_PUNCTUATION = /[\s.!?。！？,;:：]+$/u;
+
+const undecorated = (text: string): string => text.replace(EDGE_DECORATION, '');
+
+/** The line without a greeting sentence at its start, '' when the line is nothing but a greeting. */
+function withoutGreeting(line: string): string {
+  if (!GREETING.test(line)) return line;
+  const end = SENTENCE_END.exec(line);
+  if (!end) return /[,，]\s*$/.test(line) || line.length <= 40 ? '' : line;
+  return undecorated(line.slice(end.index + end[0].length));
 }
 
-/** The first line, or its first sentence when the line is too long; at most 200 characters. */
-export function deriveTitle(text: string): string | null {
-  const line = firstContentLine(text);
-  if (!line) return null;
-  const fitted = fitTitle(line);
-  if (fitted === line) return line;
-  // Both cuts below stay within 200 characters: they are at most 200 UTF-16 units.
-  const sentenceEnd = line.search(SENTENCE_END);
-  if (sentenceEnd > 0 && sentenceEnd < TITLE_MAX_LENGTH) return line.slice(0, sentenceEnd + 1);
-  const lastSpace = fitted.lastIndexOf(' ');
-  return lastSpace > TITLE_MAX_LENGTH / 2 ? `${fitted.slice(0, lastSpace)}…` : fitted;
+/**
+ * The subject a line states, '' when it states none (a greeting, a bare deadline line); `whole` when only
+ * greetings, labels and decoration were left out, so the line says nothing more than the subject.
+ */
+function subjectOf(line: string): { subject: string; whole: boolean } {
+  let subject = undecorated(withoutGreeting(undecorated(line.replace(LINE_MARKER, ''))));
+  while (SUBJECT_LABEL.test(subject)) subject = undecorated(subject.replace(SUBJECT_LABEL, ''));
+  const deadline = DEADLINE_LABEL.exec(subject);
+  if (!deadline) return { subject, whole: true };
+  const rest = subject.slice(deadline[0].length);
+  return { subject: DATE_START.test(rest) ? '' : rest, whole: false };
+}
+
+export interface Title {
+  title: string | null;
+  /** The line the title took whole, left out of the description; null when the title is part of a line. */
+  line: number | null;
+}
+
+/**
+ * The announcement's subject: the first line that states one (greetings, salutations and labels such as
+ * "Subject:" or "Deadline:" skipped), its first sentence, without a trailing deadline clause, at most 80
+ * characters cut at a word.
+ */
+export function deriveTitle(text: string): Title {
+  const lines = text.split(/\r?\n/);
+  for (const [index, line] of lines.entries()) {
+    const { subject, whole } = subjectOf(line);
+    if (!subject) continue;
+    const end = SENTENCE_END.exec(subject);
+    let title = end ? subject.slice(0, end.index + end[0].length) : subject;
+    title = undecorated(
+      title.replace(TRAILING_DEADLINE, (clause) => (clause.length < title.length ? '' : clause)),
+    );
+    title = title.replace(TRAILING_PUNCTUATION, '') || title;
+    const fitted = fitTitle(title.charAt(0).toUpperCase() + title.slice(1));
+    // A title cut short or taken from part of the line leaves the line to the description.
+    const tookAll =
+      whole &&
+      title === subject.replace(TRAILING_PUNCTUATION, '') &&
+      [...fitted].length === [...title].length;
+    return { title: fitted, line: tookAll ? index : null };
+  }
+  return { title: null, line: null };
 }
 
 type Block = { kind: 'paragraph' | 'heading' | 'item' | 'code'; text: string };
@@ -45,13 +102,12 @@ function blockOf(line: string): Block {
 /**
  * Free text as Markdown: each line its own paragraph (line breaks in free text are meant), bullets and
  * numbered lines as lists, "Label:" lines as headings, bare links as autolinks; fenced code kept as is.
- * The first line is left out when it became the title and more follows. Null when nothing is left.
+ * The line the title took whole (`titleLine`) is left out when more follows. Null when nothing is left.
  */
-export function toMarkdown(text: string, title: string | null): string | null {
-  let lines = text.replace(/\r\n?/g, '\n').split('\n');
-  const first = lines.findIndex((line) => line.trim().length > 0);
-  if (first >= 0 && title !== null && lines[first].replace(LINE_MARKER, '').trim() === title) {
-    const rest = lines.slice(first + 1);
+export function toMarkdown(text: string, titleLine: number | null): string | null {
+  let lines = text.split(/\r?\n/);
+  if (titleLine !== null) {
+    const rest = lines.filter((_line, index) => index !== titleLine);
     if (rest.some((line) => line.trim().length > 0)) lines = rest;
   }
   const blocks: Block[] = [];

@@ -23,12 +23,18 @@ const wallAsUtc = (wall: WallTime): number =>
 /**
  * The instant at which the clocks of `timezone` show `wall`. The offset is looked up twice so a time on the
  * other side of a DST change than its first guess still lands right; a time inside a spring-forward gap
- * moves forward by the gap.
+ * (02:30 when clocks jump from 02:00 to 03:00) moves forward by the gap (03:30).
  */
 export function instantOf(wall: WallTime, timezone: string): Date {
   const naive = wallAsUtc(wall);
-  const firstGuess = naive - offsetMinutesAt(new Date(naive), timezone) * 60_000;
-  return new Date(naive - offsetMinutesAt(new Date(firstGuess), timezone) * 60_000);
+  const firstOffset = offsetMinutesAt(new Date(naive), timezone);
+  const secondOffset = offsetMinutesAt(new Date(naive - firstOffset * 60_000), timezone);
+  for (const offset of [secondOffset, firstOffset]) {
+    const instant = new Date(naive - offset * 60_000);
+    if (wallAsUtc(wallTimeAt(instant, timezone)) === naive) return instant;
+  }
+  // No instant shows `wall`: it lies in a gap; read with the offset before the change, it is after the gap.
+  return new Date(naive - Math.min(firstOffset, secondOffset) * 60_000);
 }
 
 function fromUtcDate(date: Date): WallDate {

@@ -22,15 +22,17 @@ describe('readModelOutput', () => {
     expect(readModelOutput({ ...valid, timeOptions: options }).timeOptions).toHaveLength(3);
   });
 
-  it('reads empty strings as null and cuts an over-long title to 200 characters', () => {
+  it('reads empty strings as null and cuts an over-long title to 80 characters, at a word', () => {
     const result = readModelOutput({ ...valid, title: 'x'.repeat(300), description: '   ' });
-    expect(result.title).toHaveLength(200);
+    expect(result.title).toHaveLength(80);
+    const words = readModelOutput({ ...valid, title: 'Read the chapter '.repeat(10) }).title!;
+    expect(words).toBe(`${'Read the chapter '.repeat(4)}Read the…`);
     expect(result.description).toBeNull();
   });
 
   it('counts title characters, not UTF-16 units, and never cuts a character in two', () => {
-    expect(readModelOutput({ ...valid, title: '😀'.repeat(200) }).title).toBe('😀'.repeat(200));
-    expect(readModelOutput({ ...valid, title: '😀'.repeat(201) }).title).toBe(`${'😀'.repeat(199)}…`);
+    expect(readModelOutput({ ...valid, title: '😀'.repeat(80) }).title).toBe('😀'.repeat(80));
+    expect(readModelOutput({ ...valid, title: '😀'.repeat(81) }).title).toBe(`${'😀'.repeat(79)}…`);
   });
 
   it.each([

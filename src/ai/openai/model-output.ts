@@ -1,17 +1,12 @@
 import { isIsoTimestamp } from '../../common/validation/validators';
-import {
-  DESCRIPTION_MAX_LENGTH,
-  fitTitle,
-  MAX_TIME_OPTIONS,
-  ParseResult,
-  TimeOption,
-  TITLE_MAX_LENGTH,
-} from '../ai-provider';
+import { DESCRIPTION_MAX_LENGTH, fitTitle, MAX_TIME_OPTIONS, ParseResult, TimeOption } from '../ai-provider';
 
 /** The model answered something that is not a ParseResult; the caller answers with every field null. */
 export class ModelOutputError extends Error {}
 
 const KEYS = ['title', 'timeOptions', 'allowLateSubmission', 'description'] as const;
+/** A longer title is no title but a model gone astray; a shorter one too long is cut by fitTitle. */
+const MODEL_TITLE_MAX_LENGTH = 800;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -61,7 +56,7 @@ export function readModelOutput(value: unknown): ParseResult {
   if (allowLateSubmission !== null && typeof allowLateSubmission !== 'boolean') {
     throw new ModelOutputError('allowLateSubmission is not a boolean');
   }
-  const title = text(value.title, 'title', TITLE_MAX_LENGTH * 4);
+  const title = text(value.title, 'title', MODEL_TITLE_MAX_LENGTH);
   return {
     title: title && fitTitle(title),
     timeOptions: timeOptions.map(timeOption).slice(0, MAX_TIME_OPTIONS),

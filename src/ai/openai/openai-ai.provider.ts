@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig } from '../../config/config';
+import { AiConfig } from '../../config/ai.config';
 import { InjectConfig } from '../../config/config.module';
 import {
   AiProvider,
@@ -14,12 +14,15 @@ import { ModelOutputError, readModelOutput } from './model-output';
 
 const INSTRUCTIONS = `You turn a teacher's free-text assignment notice into task fields.
 Answer with one JSON object and nothing else, with exactly these keys:
-- "title": a short title (at most ${TITLE_MAX_LENGTH} characters), or null.
+- "title": the announcement's subject (no greeting, salutation or label such as "Deadline:"; at most
+  ${TITLE_MAX_LENGTH} characters, cut at a word), or null.
 - "timeOptions": an array of 1 to ${MAX_TIME_OPTIONS} objects {"startAt", "dueAt"}, most likely reading first.
   startAt is when the task opens, dueAt its deadline; each an ISO 8601 timestamp with a UTC offset, or null
   when the text does not say. Give several objects only when the text is ambiguous (e.g. "3/4" could be
-  March 4 or April 3; "Friday" could be this week's or next week's). When the text names no time at all,
-  give one object with both null. A date without a time means 00:00 for startAt and 23:59 for dueAt.
+  March 4 or April 3; "Friday" could be this week's or next week's). When the text sets no deadline (dates
+  of events, praise, reminders without a task), give one object with both null. A date without a time means
+  00:00 for startAt and 23:59 for dueAt; "midnight" of a day means 23:59 of that day; a time written with a
+  zone ("5pm ET") is in that zone; a deadline already past is never the first reading.
 - "allowLateSubmission": true or false when the text says whether late submissions are accepted, else null.
 - "description": the task body as Markdown (without the title), or null.`;
 
@@ -33,7 +36,7 @@ interface ChatCompletion {
  */
 @Injectable()
 export class OpenAiProvider extends AiProvider {
-  constructor(@InjectConfig() private readonly config: AppConfig) {
+  constructor(@InjectConfig() private readonly config: AiConfig) {
     super();
   }
 

@@ -12,14 +12,14 @@ export class AuthToken {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 20 })
   purpose: TokenPurpose;
 
   @Column({ type: 'char', length: 64 })
   tokenHash: string;
 
   /** Address the token was sent to: the new address for EMAIL_CHANGE. */
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 320 })
   email: string;
 
   @Column({ type: 'uuid', nullable: true })

@@ -13,7 +13,7 @@ export class ClassMember {
   @PrimaryColumn({ type: 'uuid' })
   userId: string;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 10 })
   role: ClassRole;
 
   @CreateDateColumn({ type: 'timestamptz' })

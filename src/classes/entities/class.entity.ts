@@ -7,10 +7,10 @@ export class ClassEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 100 })
   name: string;
 
-  @Column({ type: 'varchar', nullable: true })
+  @Column({ type: 'varchar', length: 2000, nullable: true })
   description: string | null;
 
   @Column({ type: 'char', length: 7, default: DEFAULT_CLASS_COLOR })
@@ -25,7 +25,7 @@ export class ClassEntity {
   @Column({ type: 'uuid', nullable: true })
   schoolId: string | null;
 
-  @Column({ type: 'varchar', nullable: true })
+  @Column({ type: 'varchar', length: 10, nullable: true })
   inviteCode: string | null;
 
   @CreateDateColumn({ type: 'timestamptz' })

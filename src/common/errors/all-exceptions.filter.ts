@@ -184,7 +184,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     );
   }
 
-  private messageOf(exception: HttpException, status: number): string {
+  private messageOf(exception: HttpException, status: HttpStatus): string {
     const response = exception.getResponse();
     if (status === HttpStatus.NOT_FOUND && /^Cannot (GET|POST|PUT|PATCH|DELETE)/.test(exception.message)) {
       return 'Route not found';

@@ -49,3 +49,15 @@ export class PgThrottlerStorage implements ThrottlerStorage {
     };
   }
 }
+
+/** Removes the counters of finished windows and blocks (the hourly clean-up); answers how many. */
+export async function deleteFinishedThrottlingWindows(dataSource: DataSource): Promise<number> {
+  const [{ count }]: { count: number }[] = await dataSource.query(
+    `WITH finished AS (
+       DELETE FROM throttler_hits WHERE window_ends_at < now() AND (blocked_until IS NULL OR blocked_until < now())
+       RETURNING 1
+     )
+     SELECT count(*)::int AS count FROM finished`,
+  );
+  return count;
+}

@@ -31,7 +31,11 @@ function listenOnce(port: number): Promise<number> {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (address && typeof address === 'object' ? resolvePort(address.port) : reject()));
+      server.close(() =>
+        address && typeof address === 'object'
+          ? resolvePort(address.port)
+          : reject(new Error('No port was assigned')),
+      );
     });
   });
 }

@@ -37,30 +37,30 @@ export class NotificationDelivery {
   userId: string | null;
 
   /** null for account e-mails. */
-  @Column({ type: 'varchar', nullable: true })
+  @Column({ type: 'varchar', length: 30, nullable: true })
   type: DeliveryType | null;
 
   /** A redelivery: the first delivery of the chain, whose id is the `webhook-id` of every redelivery. */
   @Column({ type: 'uuid', nullable: true })
   originalId: string | null;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 10 })
   channel: NotificationChannelName;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 2048 })
   address: string;
 
   @Column({ type: 'jsonb', nullable: true })
   payload: MailPayload | null;
 
-  @Column({ type: 'varchar', default: DeliveryStatus.PENDING })
+  @Column({ type: 'varchar', length: 10, default: DeliveryStatus.PENDING })
   status: DeliveryStatus;
 
   /** Claims so far; the claim that made the current attempt carries this number. */
   @Column({ type: 'integer', default: 0 })
   attempts: number;
 
-  @Column({ type: 'timestamptz' })
+  @Column({ type: 'timestamptz', default: () => 'now()' })
   nextAttemptAt: Date;
 
   /** Lease of the worker holding the claim; a crashed worker's claim is retaken once it has passed. */

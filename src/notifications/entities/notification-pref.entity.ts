@@ -15,17 +15,17 @@ export class NotificationPref {
   @Column({ type: 'uuid' })
   userId: string;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 10 })
   channel: NotificationChannelName;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 2048 })
   address: string;
 
   @Column({ type: 'boolean', default: true })
   isEnabled: boolean;
 
   /** Signing secret of a WEBHOOK preference (`whsec_…`); null for the other channels. */
-  @Column({ type: 'varchar', nullable: true })
+  @Column({ type: 'varchar', length: 100, nullable: true })
   secret: string | null;
 
   @CreateDateColumn({ type: 'timestamptz' })

@@ -23,7 +23,7 @@ export class Notification {
   @Column({ type: 'uuid' })
   userId: string;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 20 })
   type: NotificationType;
 
   @Column({ type: 'uuid' })
@@ -32,10 +32,10 @@ export class Notification {
   @Column({ type: 'uuid' })
   classId: string;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 200 })
   taskTitle: string;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 100 })
   className: string;
 
   @Column({ type: 'timestamptz', nullable: true })
@@ -62,7 +62,7 @@ export class Notification {
   @Column({ type: 'text' })
   content: string;
 
-  @Column({ type: 'varchar', default: NotificationStatus.PENDING })
+  @Column({ type: 'varchar', length: 10, default: NotificationStatus.PENDING })
   status: NotificationStatus;
 
   @Column({ type: 'timestamptz', nullable: true })

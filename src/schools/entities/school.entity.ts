@@ -5,7 +5,7 @@ export class School {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 200 })
   name: string;
 
   @CreateDateColumn({ type: 'timestamptz' })

@@ -14,17 +14,17 @@ export class Submission {
   @Column({ type: 'text', nullable: true })
   content: string | null;
 
-  @Column({ type: 'timestamptz' })
+  @Column({ type: 'timestamptz', default: () => 'now()' })
   firstSubmittedAt: Date;
 
-  @Column({ type: 'timestamptz' })
+  @Column({ type: 'timestamptz', default: () => 'now()' })
   lastUpdatedAt: Date;
 
   /** numeric(12,2) comes back from pg as a string; the mapper converts it to a JSON number. */
   @Column({ type: 'numeric', precision: 12, scale: 2, nullable: true })
   score: string | null;
 
-  @Column({ type: 'varchar', nullable: true })
+  @Column({ type: 'varchar', length: 10000, nullable: true })
   feedback: string | null;
 
   @Column({ type: 'uuid', nullable: true })

@@ -28,7 +28,9 @@ export const TAG_MAX_LENGTH = 32;
 const PresentNotNull = (): PropertyDecorator => ValidateIf((_object, value) => value !== undefined);
 
 const lowerCaseAll = ({ value }: { value: unknown }): unknown =>
-  Array.isArray(value) ? value.map((item) => (typeof item === 'string' ? item.toLowerCase() : item)) : value;
+  Array.isArray(value)
+    ? value.map((item: unknown) => (typeof item === 'string' ? item.toLowerCase() : item))
+    : value;
 
 /** The fields every task write shares (create, draft, update, publish). */
 class TaskFieldsDto {

@@ -9,7 +9,7 @@ export class Task {
   @Column({ type: 'uuid' })
   classId: string;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 200 })
   title: string;
 
   @Column({ type: 'text', nullable: true })
@@ -27,7 +27,7 @@ export class Task {
   @Column({ type: 'boolean', default: true })
   allowLateSubmission: boolean;
 
-  @Column({ type: 'varchar', default: GradeRelease.IMMEDIATE })
+  @Column({ type: 'varchar', length: 10, default: GradeRelease.IMMEDIATE })
   gradeRelease: GradeRelease;
 
   @Column({ type: 'uuid', array: true, default: () => `'{}'` })

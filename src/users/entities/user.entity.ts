@@ -14,16 +14,16 @@ export class User {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
-  @Column({ type: 'varchar' })
+  @Column({ type: 'varchar', length: 320 })
   email: string;
 
-  @Column({ type: 'varchar', select: false })
+  @Column({ type: 'varchar', length: 100, select: false })
   passwordHash: string;
 
-  @Column({ type: 'varchar', nullable: true })
+  @Column({ type: 'varchar', length: 100, nullable: true })
   nickname: string | null;
 
-  @Column({ type: 'varchar', default: 'UTC' })
+  @Column({ type: 'varchar', length: 64, default: 'UTC' })
   timezone: string;
 
   @Column({ type: 'uuid', nullable: true })
@@ -33,7 +33,7 @@ export class User {
   @JoinColumn({ name: 'school_id' })
   school?: School | null;
 
-  @Column({ type: 'varchar', nullable: true })
+  @Column({ type: 'varchar', length: 64, nullable: true })
   studentId: string | null;
 
   @Column({ type: 'boolean', default: true })
@@ -47,7 +47,7 @@ export class User {
    * The login token that made the last password change (SHA-256 hex of the token) and its token version: it
    * stays valid beside the tokens of `tokenVersion`. Null after a reset or deactivation, and before any change.
    */
-  @Column({ type: 'varchar', nullable: true, select: false })
+  @Column({ type: 'varchar', length: 64, nullable: true, select: false })
   keptTokenHash: string | null;
 
   @Column({ type: 'integer', nullable: true, select: false })
