@@ -75,7 +75,7 @@ export function failureCause(error: unknown, depth = 0): FailureCause | null {
   const ofQuery = error instanceof QueryFailedError;
   const cause: unknown = ofQuery ? error.driverError : error;
   if (!cause || typeof cause !== 'object') return null;
-  return causeOf(cause as ErrorFields, depth, ofQuery);
+  return causeOf(cause, depth, ofQuery);
 }
 
 /** True when `error` says the database did not answer or cannot serve now. */
