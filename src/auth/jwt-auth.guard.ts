@@ -43,7 +43,10 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     return true;
   }
 
-  /** `error` is a failure to check the token (the database), not a bad token: it stays a 500. */
+  /**
+   * `error` is a failure to check the token (reading its user), not a bad token: thrown as it is, so that the
+   * exception filter answers it by its cause (503 for a database that cannot serve, see `failureCause`).
+   */
   override handleRequest<TUser>(error: Error | null, user: TUser | false): TUser {
     if (error) throw error;
     if (!user) throw AppError.unauthorized();

@@ -6,7 +6,7 @@ import { bool, ConfigError, Env, int, optional, url } from './env';
  * - `JWT_SECRET` (required when `NODE_ENV=production`, else generated once into `DATA_DIR/jwt-secret` by
  *   `prepareDataDir`): at least 32 characters.
  * - `PASSWORD_HASH_CONCURRENCY` (CPUs − 1, at least 1), `AUTH_CACHE_TTL_MS` (`60000`),
- *   `AUTH_LISTENER_HEARTBEAT_MS` (`5000`).
+ *   `AUTH_LISTENER_HEARTBEAT_MS` (`1000`).
  * - `LOGIN_LIMIT_PER_IP`, `ACCOUNT_ROUTE_LIMIT_PER_IP` (`200` each).
  * - `CAPTCHA_ENABLED` (`false`), `CAPTCHA_SECRET` (unset), `CAPTCHA_VERIFY_URL` (Cloudflare Turnstile).
  */
@@ -57,7 +57,7 @@ export function authConfig(env: Env, nodeEnv: string): LoadedAuthConfig {
       loginPerIp: int(env, 'LOGIN_LIMIT_PER_IP', 200, 1, 1_000_000),
       routePerIp: int(env, 'ACCOUNT_ROUTE_LIMIT_PER_IP', 200, 1, 1_000_000),
     },
-    authListenerHeartbeatMs: int(env, 'AUTH_LISTENER_HEARTBEAT_MS', 5_000, 100, 600_000),
+    authListenerHeartbeatMs: int(env, 'AUTH_LISTENER_HEARTBEAT_MS', 1_000, 100, 600_000),
     captcha: {
       enabled: bool(env, 'CAPTCHA_ENABLED', false),
       secret: optional(env, 'CAPTCHA_SECRET'),

@@ -4,7 +4,7 @@ import { bool, ConfigError, Env, int, str, url } from './env';
  * PostgreSQL.
  * - `DATABASE_URL` (unset: the embedded PostgreSQL under `DATA_DIR`).
  * - `DATABASE_POOL_SIZE` (`10`), `MIGRATIONS_RUN` (`true`).
- * - `DATABASE_CONNECT_TIMEOUT_MS` (`5000`), `DATABASE_QUERY_TIMEOUT_MS` (`30000`),
+ * - `DATABASE_CONNECT_TIMEOUT_MS` (`5000`), `DATABASE_QUERY_TIMEOUT_MS` (`4000`),
  *   `DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS` (`60000`), `DATABASE_IDLE_TIMEOUT_MS` (`10000`),
  *   `DATABASE_KEEPALIVE_MS` (`10000`): a database that stops answering fails requests within seconds.
  * - `DATABASE_POOLER` (`none`): `transaction` when `DATABASE_URL` is a transaction-mode pooler (PgBouncer,
@@ -61,7 +61,7 @@ export function databaseConfig(env: Env): DatabaseConfig {
       poolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 500),
       migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
       connectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
-      queryTimeoutMs: int(env, 'DATABASE_QUERY_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      queryTimeoutMs: int(env, 'DATABASE_QUERY_TIMEOUT_MS', 4_000, 100, 3_600_000),
       idleInTransactionTimeoutMs: int(env, 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60_000, 100, 3_600_000),
       idleTimeoutMs: int(env, 'DATABASE_IDLE_TIMEOUT_MS', 10_000, 100, 3_600_000),
       keepAliveMs: int(env, 'DATABASE_KEEPALIVE_MS', 10_000, 1_000, 3_600_000),

@@ -36,7 +36,8 @@ export interface ChannelSubscriber {
  * token-user cache, the live inbox), so that an instance holds one connection for them whatever their
  * number. It opens on the first subscription, reconnects with back-off when lost, and a heartbeat query
  * every AUTH_LISTENER_HEARTBEAT_MS must be answered within that time, or the connection counts as lost (a
- * connection can die silently: failover, network partition).
+ * connection can die silently: failover, network partition). A beat is sent one period after the last answer,
+ * so a silent connection is noticed within two periods (2 s at the default).
  */
 @Injectable()
 export class PgListener implements OnModuleDestroy {

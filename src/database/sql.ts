@@ -1,5 +1,5 @@
 import type { PoolClient, QueryResultRow } from 'pg';
-import { DataSource, EntityManager, QueryResult } from 'typeorm';
+import { DataSource, EntityManager, QueryFailedError, QueryResult } from 'typeorm';
 
 /**
  * Where a statement runs: the data source (a pooled connection per statement) or the EntityManager of a
@@ -41,11 +41,12 @@ async function execute<Row>(db: Db, statement: Statement, params: unknown[]): Pr
     const runner = db.createQueryRunner();
     try {
       const client = (await runner.connect()) as PoolClient;
-      const result = await client.query<Row & QueryResultRow>({
-        name: statement.name,
-        text: statement.text,
-        values: params,
-      });
+      const result = await client
+        .query<Row & QueryResultRow>({ name: statement.name, text: statement.text, values: params })
+        // Failed like any other statement, so that the error names the statement (a timed-out one is logged).
+        .catch((error: Error) => {
+          throw new QueryFailedError(statement.text, params, error);
+        });
       return { rows: result.rows, affected: result.rowCount ?? 0 };
     } finally {
       await runner.release();

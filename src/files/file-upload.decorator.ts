@@ -1,10 +1,11 @@
-import { applyDecorators, UseInterceptors } from '@nestjs/common';
+import { applyDecorators, HttpStatus, UseInterceptors } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
 import {
   ApiBody,
   ApiConsumes,
   ApiForbiddenResponse,
   ApiPayloadTooLargeResponse,
+  ApiResponse,
   ApiServiceUnavailableResponse,
 } from '@nestjs/swagger';
 import { ErrorResponse } from '../common/errors/error.response';
@@ -13,8 +14,8 @@ import { StorageQuotaInterceptor, StoredFileQuota } from './storage-quota';
 /**
  * An upload route: one multipart part `file`, streamed to storage by the shared multer setup (read it with
  * `@UploadedFile()`) once the caller's quota holds the declared size, and kept only if the stored file fits
- * the quota (see `StorageQuota`), documented for OpenAPI with its 403,
- * 413 and 503. Check access with a guard beside it (`@TaskRoute`): guards run before these interceptors, so a
+ * the quota (see `StorageQuota`), documented for OpenAPI with its 403, 413, 503 and 507. Check access with a
+ * guard beside it (`@TaskRoute`): guards run before these interceptors, so a
  * refused caller stores nothing.
  */
 export const FileUpload = (): MethodDecorator =>
@@ -39,5 +40,10 @@ export const FileUpload = (): MethodDecorator =>
     ApiServiceUnavailableResponse({
       type: ErrorResponse,
       description: 'STORAGE_UNAVAILABLE: the file storage failed or did not answer (nothing stored)',
+    }),
+    ApiResponse({
+      status: HttpStatus.INSUFFICIENT_STORAGE,
+      type: ErrorResponse,
+      description: 'INSUFFICIENT_STORAGE: no room left in the file storage (nothing stored)',
     }),
   );

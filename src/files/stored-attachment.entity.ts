@@ -21,6 +21,6 @@ export abstract class StoredAttachment {
   @Column({ type: 'bigint', nullable: true })
   sizeBytes: string | null;
 
-  @CreateDateColumn({ type: 'timestamptz' })
+  @CreateDateColumn({ type: 'timestamptz', precision: 3 })
   createdAt: Date;
 }

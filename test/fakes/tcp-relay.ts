@@ -18,6 +18,11 @@ export interface TcpRelay {
   blackhole(): void;
   /** Only the connection whose upstream socket has this local port (a backend's `client_port`) goes silent. */
   blackholeUpstreamPort(port: number): void;
+  /**
+   * Every connection open now is reset, as a restarting server's or a broken network's are: the client sees
+   * `ECONNRESET` on its next read, whatever it was waiting for.
+   */
+  reset(): void;
   /** New connections reach the target again; the ones made silent stay silent, like after a failover. */
   resume(): void;
   /** Connections relayed now, silent ones included. */
@@ -64,6 +69,13 @@ export async function startTcpRelay(target: { host: string; port: number }): Pro
       const link = [...links].find((candidate) => candidate.upstream?.localPort === port);
       if (!link) throw new Error(`no relayed connection from local port ${port}`);
       link.silent = true;
+    },
+    reset() {
+      for (const link of links) {
+        link.silent = true;
+        link.client.resetAndDestroy();
+        link.upstream?.destroy();
+      }
     },
     resume() {
       silent = false;

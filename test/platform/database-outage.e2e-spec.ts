@@ -7,63 +7,24 @@ import { DataSource } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { AUTH_USER_LISTENER_NAME, AuthUserCache } from '../../src/auth/auth-user.cache';
 import { buildDataSourceOptions } from '../../src/database/typeorm-options';
-import { startTcpRelay, TcpRelay } from '../fakes/tcp-relay';
 import { startWebhookReceiver, WebhookReceiver } from '../fakes/webhook-receiver';
 import { addMember, createClass } from '../utils/classes';
-import { createTestDatabase, dropTestDatabase, withDatabase } from '../utils/database';
 import { FAST_NOTIFICATIONS, setPref, waitFor } from '../utils/notifications';
+import { FAIL_FAST, loggedBy, RelayedApp, startRelayedApp } from '../utils/relayed-app';
 import { seedMembers, seedTask } from '../utils/submissions';
 import { createTask } from '../utils/tasks';
-import { createTestApp, TestApp } from '../utils/test-app';
+import { createTestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
 
-/** Short limits, so that a silent database shows within a test's patience. */
-const FAIL_FAST: Record<string, string> = {
-  DATABASE_CONNECT_TIMEOUT_MS: '1000',
-  DATABASE_QUERY_TIMEOUT_MS: '1000',
-  AUTH_LISTENER_HEARTBEAT_MS: '500',
-};
 /** A request hanging on a silent connection is cut here, so that the test fails instead of waiting. */
 const REQUEST_PATIENCE_MS = 10_000;
-
-interface RelayedApp {
-  ctx: TestApp;
-  relay: TcpRelay;
-  close(): Promise<void>;
-}
-
-/** The app on a fresh database that it reaches only through a relay the test controls. */
-async function startRelayedApp(env: Record<string, string>): Promise<RelayedApp> {
-  const adminUrl = process.env.TEST_ADMIN_DATABASE_URL!;
-  const database = await createTestDatabase(adminUrl, process.env.TEST_TEMPLATE_DATABASE!);
-  const direct = new URL(withDatabase(adminUrl, database));
-  const relay = await startTcpRelay({ host: direct.hostname, port: Number(direct.port || 5432) });
-  const relayed = new URL(direct);
-  relayed.hostname = '127.0.0.1';
-  relayed.port = String(relay.port);
-  const ctx = await createTestApp({ ...FAIL_FAST, ...env }, { databaseUrl: relayed.toString() });
-  return {
-    ctx,
-    relay,
-    async close() {
-      await ctx.close();
-      await relay.close();
-      await dropTestDatabase(adminUrl, database);
-    },
-  };
-}
-
-/** The calls of a spied Logger method made by loggers of `context`, as their arguments. */
-function loggedBy(spy: jest.SpyInstance, context: string): unknown[][] {
-  return spy.mock.calls.filter((_, i) => (spy.mock.contexts[i] as { context?: string }).context === context);
-}
 
 describe('a silent database: every connection stops answering', () => {
   let app: RelayedApp;
   let receiver: WebhookReceiver;
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    app = await startRelayedApp(FAST_NOTIFICATIONS);
+    app = await startRelayedApp({ ...FAIL_FAST, ...FAST_NOTIFICATIONS });
   });
   afterAll(async () => {
     jest.restoreAllMocks();
@@ -131,7 +92,7 @@ describe('a silent database: every connection stops answering', () => {
 describe('a silent token-user cache listener', () => {
   let app: RelayedApp;
   beforeAll(async () => {
-    app = await startRelayedApp({});
+    app = await startRelayedApp(FAIL_FAST);
   });
   afterAll(() => app.close());
 

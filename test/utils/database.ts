@@ -28,7 +28,8 @@ export function templateName(): string {
   return `cts_template_${hash.digest('hex').slice(0, 16)}`;
 }
 
-async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+/** Runs `work` with a plain connection to `url`, outside any app's pool. */
+export async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {

@@ -16,6 +16,6 @@ export class ClassMember {
   @Column({ type: 'varchar', length: 10 })
   role: ClassRole;
 
-  @CreateDateColumn({ type: 'timestamptz' })
+  @CreateDateColumn({ type: 'timestamptz', precision: 3 })
   joinedAt: Date;
 }

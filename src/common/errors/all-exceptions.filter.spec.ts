@@ -19,7 +19,12 @@ interface Captured {
 }
 
 /** Runs the filter on `exception` for one fake request and records what it answered. */
-function answer(exception: unknown, headersSent = false): Captured {
+function answer(
+  exception: unknown,
+  headersSent = false,
+  // A probe that never answers: the outage, once reported, stays.
+  filter = new AllExceptionsFilter(new DatabaseOutage(() => new Promise(() => undefined))),
+): Captured {
   const captured: Captured = { headers: {}, destroyed: false };
   const response = {
     headersSent,
@@ -35,8 +40,7 @@ function answer(exception: unknown, headersSent = false): Captured {
   const host = {
     switchToHttp: () => ({ getResponse: () => response, getRequest: () => request }),
   } as unknown as ArgumentsHost;
-  // A probe that never answers: the outage, once reported, stays.
-  new AllExceptionsFilter(new DatabaseOutage(() => new Promise(() => undefined))).catch(exception, host);
+  filter.catch(exception, host);
   return captured;
 }
 
@@ -130,6 +134,16 @@ describe('AllExceptionsFilter', () => {
       new Error('Connection terminated due to connection timeout'),
       new Error('Connection terminated unexpectedly'),
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      // ALTER DATABASE … ALLOW_CONNECTIONS false: every new connection is refused.
+      Object.assign(new Error('database "app" is not currently accepting connections'), {
+        code: '55000',
+        severity: 'FATAL',
+      }),
+      // A pooled connection reset outside any query of TypeORM's (the token check's prepared read).
+      Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', syscall: 'read' }),
+      Object.assign(new Error('write EPIPE'), { code: 'EPIPE', syscall: 'write' }),
+      // Wrapped by whatever it passed through.
+      new Error('authentication failed', { cause: new Error('Connection terminated unexpectedly') }),
     ];
     for (const failure of failures) {
       expect(answer(failure)).toEqual({
@@ -150,6 +164,59 @@ describe('AllExceptionsFilter', () => {
     expect(answer(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })).status).toBe(500);
     const lost = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
     expect(answer(new QueryFailedError('SELECT 1', [], lost)).status).toBe(503);
+    // Not in a state its statement needs, but the session lives on: a bug, not an outage.
+    const notReady = Object.assign(new Error('currval of sequence is not yet defined'), {
+      code: '55000',
+      severity: 'ERROR',
+    });
+    expect(answer(new QueryFailedError('SELECT currval($1)', [], notReady)).status).toBe(500);
+    // A transaction the service left idle too long ends its session: the service's fault, not an outage.
+    const leftIdle = Object.assign(new Error('terminating connection due to idle-in-transaction timeout'), {
+      code: '25P03',
+      severity: 'FATAL',
+    });
+    expect(answer(new QueryFailedError('UPDATE tasks', [], leftIdle)).status).toBe(500);
+    warned.mockRestore();
+  });
+
+  it('answers a statement timeout 500 and logs the statement without its values, as no outage', () => {
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const cancelled = Object.assign(new Error('canceling statement due to statement timeout'), {
+      code: '57014',
+    });
+    const error = new QueryFailedError('SELECT pg_sleep($1)', ['secret'], cancelled);
+    expect(answer(error)).toMatchObject({ status: 500, body: { code: 'INTERNAL_ERROR' }, headers: {} });
+    expect(logged).toHaveBeenCalledTimes(1);
+    expect(logged.mock.calls[0][0]).toMatchObject({ statement: 'SELECT pg_sleep($1)', requestId: 'req-42' });
+    expect(logged.mock.calls[0][1]).toBe('Statement timed out');
+    expect(warned).not.toHaveBeenCalled();
+    warned.mockRestore();
+  });
+
+  it('answers 507 INSUFFICIENT_STORAGE when there is no room left, warning once, not once per request', () => {
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const filter = new AllExceptionsFilter(new DatabaseOutage(() => new Promise(() => undefined)));
+    const full = [
+      Object.assign(new Error('ENOSPC: no space left on device, write'), {
+        code: 'ENOSPC',
+        syscall: 'write',
+      }),
+      Object.assign(new Error('EDQUOT: disk quota exceeded, write'), { code: 'EDQUOT', syscall: 'write' }),
+      Object.assign(new Error('EFBIG: file too large, write'), { code: 'EFBIG', syscall: 'write' }),
+      new QueryFailedError(
+        'INSERT',
+        [],
+        Object.assign(new Error('could not extend file'), { code: '53100' }),
+      ),
+    ];
+    for (const failure of full) {
+      expect(answer(failure, false, filter)).toMatchObject({
+        status: 507,
+        body: { error: 'Not enough storage left, nothing was stored', code: 'INSUFFICIENT_STORAGE' },
+      });
+    }
+    expect(warned).toHaveBeenCalledTimes(1);
+    expect(logged).not.toHaveBeenCalled();
     warned.mockRestore();
   });
 

@@ -5,6 +5,7 @@ import { DATABASE_RETRY_AFTER_SECONDS, DatabaseOutage } from './database-outage'
 import { loggableUrl } from '../http/logger';
 import { pgErrorCode } from '../utils/pg-errors';
 import { AppError, ErrorCode } from './app-error';
+import { failureCause } from './failure-cause';
 
 interface ErrorBody {
   error: string;
@@ -39,6 +40,9 @@ const MULTER_TOO_LARGE = 'LIMIT_FILE_SIZE';
 /** SQLSTATE 22021, e.g. "invalid byte sequence for encoding UTF8: 0x00". */
 const PG_INVALID_BYTE_SEQUENCE = '22021';
 
+/** While the storage stays full, how often it is said again in the log. */
+const STORAGE_FULL_WARNING_INTERVAL_MS = 60_000;
+
 /** The connection closed before the request was read to its end. */
 function clientLeft(request: Request): boolean {
   return !request.complete && (request.destroyed || request.socket?.destroyed === true);
@@ -51,6 +55,7 @@ function clientLeft(request: Request): boolean {
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ExceptionFilter');
+  private storageFullWarnedAt = -Infinity;
 
   constructor(private readonly outage: DatabaseOutage) {}
 
@@ -129,27 +134,54 @@ export class AllExceptionsFilter implements ExceptionFilter {
         return { status: 400, body: { error, code: ErrorCode.VALIDATION_ERROR }, headers: {} };
       }
     }
-    if (this.outage.report(exception)) {
+    const cause = failureCause(exception);
+    if (cause === 'database-unavailable') {
+      this.outage.report(exception);
       return {
         status: 503,
         body: { error: 'Database unavailable, try again later', code: ErrorCode.SERVICE_UNAVAILABLE },
         headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
       };
     }
+    if (cause === 'storage-full') {
+      this.reportStorageFull(exception);
+      return {
+        status: 507,
+        body: { error: 'Not enough storage left, nothing was stored', code: ErrorCode.INSUFFICIENT_STORAGE },
+        headers: {},
+      };
+    }
+    // A statement past `statement_timeout` is a slow statement, not an outage: logged with its text (its
+    // bound values are redacted from the log, they may hold secrets) so that it can be found and fixed.
+    const statement =
+      cause === 'statement-timeout' ? { statement: (exception as { query?: string }).query } : {};
     this.logger.error(
       {
         err: exception,
+        ...statement,
         requestId: request.id,
         method: request.method,
         url: loggableUrl(request.originalUrl),
       },
-      'Unhandled error',
+      cause === 'statement-timeout' ? 'Statement timed out' : 'Unhandled error',
     );
     return {
       status: 500,
       body: { error: 'Internal server error', code: ErrorCode.INTERNAL_ERROR },
       headers: {},
     };
+  }
+
+  /** One warning, then at most one a minute while writes keep failing for want of room. */
+  private reportStorageFull(exception: unknown): void {
+    const now = Date.now();
+    if (now - this.storageFullWarnedAt < STORAGE_FULL_WARNING_INTERVAL_MS) return;
+    this.storageFullWarnedAt = now;
+    const { message, code } = exception as { message?: string; code?: string };
+    this.logger.warn(
+      { reason: message, code },
+      'No room left to store writes: they answer 507 INSUFFICIENT_STORAGE until space is freed',
+    );
   }
 
   private messageOf(exception: HttpException, status: HttpStatus): string {

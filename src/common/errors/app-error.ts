@@ -30,6 +30,8 @@ export enum ErrorCode {
   SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE',
   /** The file storage (disk or S3 bucket) failed or did not answer; not named by the contract. */
   STORAGE_UNAVAILABLE = 'STORAGE_UNAVAILABLE',
+  /** No room left to store the write (the file storage's disk is full); not named by the contract. */
+  INSUFFICIENT_STORAGE = 'INSUFFICIENT_STORAGE',
 }
 
 /** Exhaustive: adding a code without a status fails to compile. */
@@ -57,6 +59,7 @@ export const ERROR_STATUS: Record<ErrorCode, HttpStatus> = {
   [ErrorCode.REQUEST_TIMEOUT]: HttpStatus.REQUEST_TIMEOUT,
   [ErrorCode.SERVICE_UNAVAILABLE]: HttpStatus.SERVICE_UNAVAILABLE,
   [ErrorCode.STORAGE_UNAVAILABLE]: HttpStatus.SERVICE_UNAVAILABLE,
+  [ErrorCode.INSUFFICIENT_STORAGE]: HttpStatus.INSUFFICIENT_STORAGE,
 };
 
 /** A domain error: services throw it, the global filter maps it to `{error, code}` and the status above. */

@@ -1,6 +1,6 @@
 import { Injectable, Logger, Module, OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { isDatabaseUnavailable } from '../utils/pg-errors';
+import { isDatabaseUnavailable } from './failure-cause';
 
 /** While the database is out, how often a probe checks whether it answers again. */
 const PROBE_INTERVAL_MS = 1_000;

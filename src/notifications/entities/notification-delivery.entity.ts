@@ -60,22 +60,22 @@ export class NotificationDelivery {
   @Column({ type: 'integer', default: 0 })
   attempts: number;
 
-  @Column({ type: 'timestamptz', default: () => 'now()' })
+  @Column({ type: 'timestamptz', precision: 3, default: () => 'now()' })
   nextAttemptAt: Date;
 
   /** Lease of the worker holding the claim; a crashed worker's claim is retaken once it has passed. */
-  @Column({ type: 'timestamptz', nullable: true })
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
   lockedUntil: Date | null;
 
   @Column({ type: 'text', nullable: true })
   lastError: string | null;
 
-  @Column({ type: 'timestamptz', nullable: true })
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
   sentAt: Date | null;
 
-  @CreateDateColumn({ type: 'timestamptz' })
+  @CreateDateColumn({ type: 'timestamptz', precision: 3 })
   createdAt: Date;
 
-  @UpdateDateColumn({ type: 'timestamptz' })
+  @UpdateDateColumn({ type: 'timestamptz', precision: 3 })
   updatedAt: Date;
 }

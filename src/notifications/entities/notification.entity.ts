@@ -38,14 +38,14 @@ export class Notification {
   @Column({ type: 'varchar', length: 100 })
   className: string;
 
-  @Column({ type: 'timestamptz', nullable: true })
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
   startAt: Date | null;
 
-  @Column({ type: 'timestamptz', nullable: true })
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
   dueAt: Date | null;
 
   /** TASK_EXTENDED: the member's new deadline (dueAt stays the class-wide one); null for other types. */
-  @Column({ type: 'timestamptz', nullable: true })
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
   myDueAt: Date | null;
 
   /** The reminder offset (hours before dueAt); null for TASK_PUBLISHED. */
@@ -65,9 +65,9 @@ export class Notification {
   @Column({ type: 'varchar', length: 10, default: NotificationStatus.PENDING })
   status: NotificationStatus;
 
-  @Column({ type: 'timestamptz', nullable: true })
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
   readAt: Date | null;
 
-  @CreateDateColumn({ type: 'timestamptz' })
+  @CreateDateColumn({ type: 'timestamptz', precision: 3 })
   createdAt: Date;
 }

@@ -8,6 +8,6 @@ export class School {
   @Column({ type: 'varchar', length: 200 })
   name: string;
 
-  @CreateDateColumn({ type: 'timestamptz' })
+  @CreateDateColumn({ type: 'timestamptz', precision: 3 })
   createdAt: Date;
 }

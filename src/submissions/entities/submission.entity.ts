@@ -14,10 +14,10 @@ export class Submission {
   @Column({ type: 'text', nullable: true })
   content: string | null;
 
-  @Column({ type: 'timestamptz', default: () => 'now()' })
+  @Column({ type: 'timestamptz', precision: 3, default: () => 'now()' })
   firstSubmittedAt: Date;
 
-  @Column({ type: 'timestamptz', default: () => 'now()' })
+  @Column({ type: 'timestamptz', precision: 3, default: () => 'now()' })
   lastUpdatedAt: Date;
 
   /** numeric(12,2) comes back from pg as a string; the mapper converts it to a JSON number. */
@@ -30,13 +30,13 @@ export class Submission {
   @Column({ type: 'uuid', nullable: true })
   reviewerId: string | null;
 
-  @Column({ type: 'timestamptz', nullable: true })
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
   reviewedAt: Date | null;
 
   @Column({ type: 'boolean', default: false })
   isExemplary: boolean;
 
   /** When the grade became visible to the submitter; null while unreleased (CONTRACT §5.3). */
-  @Column({ type: 'timestamptz', nullable: true })
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
   releasedAt: Date | null;
 }

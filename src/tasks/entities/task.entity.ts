@@ -18,10 +18,10 @@ export class Task {
   @Column({ type: 'text', nullable: true })
   sourceText: string | null;
 
-  @Column({ type: 'timestamptz', nullable: true })
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
   startAt: Date | null;
 
-  @Column({ type: 'timestamptz', nullable: true })
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
   dueAt: Date | null;
 
   @Column({ type: 'boolean', default: true })
@@ -39,15 +39,15 @@ export class Task {
   @Column({ type: 'boolean', default: false })
   isPublished: boolean;
 
-  @Column({ type: 'timestamptz', nullable: true })
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
   publishedAt: Date | null;
 
-  @Column({ type: 'timestamptz', nullable: true })
+  @Column({ type: 'timestamptz', precision: 3, nullable: true })
   deletedAt: Date | null;
 
-  @CreateDateColumn({ type: 'timestamptz' })
+  @CreateDateColumn({ type: 'timestamptz', precision: 3 })
   createdAt: Date;
 
-  @UpdateDateColumn({ type: 'timestamptz' })
+  @UpdateDateColumn({ type: 'timestamptz', precision: 3 })
   updatedAt: Date;
 }
