@@ -3,7 +3,7 @@ import { CalendarController, CalendarFeedController } from './calendar.controlle
 import { CalendarFeeds } from './calendar-feeds.service';
 import { CalendarRepository } from './calendar.repository';
 
-/** The calendar feed of task deadlines (CONTRACT §5.4); its SQL takes the task listing rule from access. */
+/** The calendar feed of task deadlines; its SQL takes the task listing rule from access. */
 @Module({
   controllers: [CalendarFeedController, CalendarController],
   providers: [CalendarRepository, CalendarFeeds],

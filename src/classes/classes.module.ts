@@ -6,7 +6,7 @@ import { ClassesController } from './classes.controller';
 import { ClassesRepositoryModule } from './classes.repository';
 import { ClassesService } from './classes.service';
 
-/** Classes, membership, roles, ownership transfer and invite codes (SPEC "Class endpoints"). */
+/** Classes, membership, roles, ownership transfer and invite codes. */
 @Module({
   imports: [AccessModule, FileStorageModule, ClassesRepositoryModule],
   controllers: [ClassesController],

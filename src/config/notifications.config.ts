@@ -23,7 +23,7 @@ export interface NotificationsConfig {
     maxAttempts: number;
     /** Days a sent, failed or skipped delivery is kept (a sent account e-mail goes at once). */
     retentionDays: number;
-    /** Live inbox (CONTRACT §5.5): heartbeat of the open streams. */
+    /** Live inbox: heartbeat of the open streams. */
     streamHeartbeatMs: number;
     /** How long a live inbox stream ticket may open, and reopen, its stream. */
     streamTicketTtlSeconds: number;

@@ -14,7 +14,7 @@ import {
   readMultipartFingerprint,
 } from './request-fingerprint';
 
-/** How long a key's first answer is kept (CONTRACT §5.6). */
+/** How long a key's first answer is kept. */
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 /** 1 to 255 visible ASCII characters. */
@@ -23,7 +23,7 @@ const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 const ABANDONED_MARGIN_SECONDS = 60;
 
 /**
- * `Idempotency-Key` on every authenticated POST, PUT and PATCH (CONTRACT §5.6), for every route without code
+ * `Idempotency-Key` on every authenticated POST, PUT and PATCH, for every route without code
  * of its own. The first request claims the key in PostgreSQL (one statement, which decides between
  * concurrent requests on any instance) and runs; its answer is stored before it is sent, so a repeat that
  * follows the answer always finds it. A repeat of the same request answers the stored status and body with

@@ -16,7 +16,7 @@ import { REDELIVERIES_PER_USER_PER_HOUR, RedeliveryThrottle } from '../common/th
 import { DeliveryLogService } from './delivery-log.service';
 import { DeliveryDto, DeliveryPageDto, ListDeliveriesQuery } from './dto/delivery.dto';
 
-/** The caller's delivery log (CONTRACT §5.7). */
+/** The caller's delivery log. */
 @ApiTags('notifications')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: ErrorResponse, description: 'UNAUTHORIZED: missing or invalid token' })

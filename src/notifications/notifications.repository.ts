@@ -196,7 +196,7 @@ const REMIND_SQL = `
 export const EXTENDED_REMINDERS_PER_BATCH = 1000;
 
 /**
- * Reminders at the members' own deadlines (CONTRACT §5.1): one row per extension that is the member's deadline
+ * Reminders at the members' own deadlines: one row per extension that is the member's deadline
  * (later than the task's dueAt, see memberDeadlineSql) and whose reminder moment has come, found through the
  * index on the extensions' due time. No marker: the notifications' unique key (task, member, offset, deadline)
  * makes each one once, also with several instances, and the NOT EXISTS probe of it skips the ones made.

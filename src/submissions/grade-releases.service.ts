@@ -6,7 +6,7 @@ import { TaskNotices } from '../notifications/production/task-notices';
 import { ReleaseGradesResponse } from './dto/release-grades.dto';
 import { ReleasedRow, ReleaseScope, SubmissionsRepository } from './submissions.repository';
 
-/** Releasing grades (CONTRACT §5.3): the release and its GRADE_RELEASED notices commit together. */
+/** Releasing grades: the release and its GRADE_RELEASED notices commit together. */
 @Injectable()
 export class GradeReleases {
   constructor(

@@ -8,7 +8,7 @@ import { ExtensionResponse, PutExtensionDto } from './dto/extension.dto';
 import { TaskExtensionsRepository } from './task-extensions.repository';
 import { toExtensionResponse } from './tasks.mapper';
 
-/** Members' own deadlines (CONTRACT §5.1). `access` comes from the routes' `@TaskManagerRoute()`. */
+/** Members' own deadlines. `access` comes from the routes' `@TaskManagerRoute()`. */
 @Injectable()
 export class TaskExtensionsService {
   constructor(

@@ -40,7 +40,7 @@ export class ListCommentsQuery {
   cursor?: string;
 }
 
-/** A task comment, with its author as ClassMember shows one (CONTRACT §2). */
+/** A task comment, with its author as ClassMember shows one. */
 export class CommentResponse {
   @ApiProperty({ format: 'uuid' })
   id: string;

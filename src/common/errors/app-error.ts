@@ -1,14 +1,14 @@
 import { HttpStatus } from '@nestjs/common';
 
-/** Every machine-readable error code the API answers with (CONTRACT.md §1). */
+/** Every machine-readable error code the API answers with. */
 export enum ErrorCode {
   UNAUTHORIZED = 'UNAUTHORIZED',
   FORBIDDEN = 'FORBIDDEN',
   NOT_FOUND = 'NOT_FOUND',
   CONFLICT = 'CONFLICT',
-  /** `If-Match` with a stale tag (CONTRACT §5.6). */
+  /** `If-Match` with a stale tag. */
   PRECONDITION_FAILED = 'PRECONDITION_FAILED',
-  /** An `Idempotency-Key` reused for another request (CONTRACT §5.6). */
+  /** An `Idempotency-Key` reused for another request. */
   IDEMPOTENCY_KEY_REUSED = 'IDEMPOTENCY_KEY_REUSED',
   VALIDATION_ERROR = 'VALIDATION_ERROR',
   INVALID_TOKEN = 'INVALID_TOKEN',

@@ -67,7 +67,7 @@ function eventData(event: DeliveryEvent): object {
     className: event.className,
     startAt: iso(event.startAt),
     dueAt: iso(event.dueAt),
-    // CONTRACT §5.1: TASK_EXTENDED adds the member's own deadline.
+    // TASK_EXTENDED adds the member's own deadline.
     ...(event.type === NotificationType.TASK_EXTENDED ? { myDueAt: iso(event.myDueAt) } : {}),
   };
 }

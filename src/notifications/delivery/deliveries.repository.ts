@@ -103,7 +103,7 @@ const CLAIM_SQL = `
   )
   SELECT * FROM claimed`;
 
-/** A delivery of the log (CONTRACT §5.7); timestamps are already the JSON strings (`isoSql`). */
+/** A delivery of the log; timestamps are already the JSON strings (`isoSql`). */
 export interface DeliveryLogRow {
   id: string;
   notificationId: string | null;

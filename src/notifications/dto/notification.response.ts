@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { NotificationType } from '../entities/notification.entity';
 
-/** Inbox item (CONTRACT §2 Notification). */
+/** Inbox item (the Notification resource). */
 export class NotificationDto {
   @ApiProperty({ format: 'uuid' })
   id: string;
