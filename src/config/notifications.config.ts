@@ -44,7 +44,7 @@ export function notificationsConfig(env: Env): NotificationsConfig {
       retryBaseSeconds: int(env, 'DELIVERY_RETRY_BASE_SECONDS', 30, 0),
       maxAttempts: int(env, 'DELIVERY_MAX_ATTEMPTS', 6, 1, 100),
       retentionDays: int(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),
-      // The contract wants a heartbeat at least every 30 s.
+      // A stream gets a heartbeat at least every 30 s.
       streamHeartbeatMs: int(env, 'NOTIFICATION_STREAM_HEARTBEAT_MS', 25_000, 10, 30_000),
       streamTicketTtlSeconds: int(env, 'STREAM_TICKET_TTL_SECONDS', 300, 1, 86_400),
     },

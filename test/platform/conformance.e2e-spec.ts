@@ -217,7 +217,7 @@ describe('Conformance', () => {
     });
   });
 
-  describe('null where the contract takes no null', () => {
+  describe('null where the specification takes no null', () => {
     it('PUT notification-prefs with isEnabled null: 400, not 500', async () => {
       const res = await ctx.http
         .put('/users/me/notification-prefs')

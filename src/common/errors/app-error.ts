@@ -24,13 +24,13 @@ export enum ErrorCode {
   RATE_LIMITED = 'RATE_LIMITED',
   INTERNAL_ERROR = 'INTERNAL_ERROR',
   CAPTCHA_UNAVAILABLE = 'CAPTCHA_UNAVAILABLE',
-  /** The client did not send its request within the HTTP timeouts; not named by the contract. */
+  /** The client did not send its request within the HTTP timeouts; not named by the specification. */
   REQUEST_TIMEOUT = 'REQUEST_TIMEOUT',
-  /** Readiness check failed (GET /health); not named by the contract. */
+  /** Readiness check failed (GET /health); not named by the specification. */
   SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE',
-  /** The file storage (disk or S3 bucket) failed or did not answer; not named by the contract. */
+  /** The file storage (disk or S3 bucket) failed or did not answer; not named by the specification. */
   STORAGE_UNAVAILABLE = 'STORAGE_UNAVAILABLE',
-  /** No room left to store the write (the file storage's disk is full); not named by the contract. */
+  /** No room left to store the write (the file storage's disk is full); not named by the specification. */
   INSUFFICIENT_STORAGE = 'INSUFFICIENT_STORAGE',
 }
 
