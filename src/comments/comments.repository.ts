@@ -12,6 +12,11 @@ export interface CommentRow {
   /** Read only to derive the avatar hash; responses never carry it. */
   email: string;
   reply_to_id: string | null;
+  /** The comment replied to: its text and author; null when there is none (or it is deleted). */
+  reply_content: string | null;
+  reply_author_id: string | null;
+  reply_nickname: string | null;
+  reply_email: string | null;
   content: string;
   created_at: string;
   /** The position in the list: `created_at` in microseconds since the epoch, exact (JavaScript dates hold ms). */
@@ -24,10 +29,14 @@ export interface CommentPosition {
   id: string;
 }
 
-/** Alias `k` = task_comments, `u` = its author. */
+/** Alias `k` = task_comments, `u` = its author; needs REPLY_JOIN. */
 const COMMENT_COLUMNS = `k.id, k.task_id, k.author_id, u.nickname, u.email, k.reply_to_id, k.content,
+  r.content AS reply_content, r.author_id AS reply_author_id, ru.nickname AS reply_nickname, ru.email AS reply_email,
   ${isoSql('k.created_at')} AS created_at,
   (extract(epoch FROM k.created_at) * 1000000)::bigint::text AS position`;
+
+/** The comment `k` replies to (`r`) and its author (`ru`). */
+const REPLY_JOIN = `LEFT JOIN task_comments r ON r.id = k.reply_to_id LEFT JOIN users ru ON ru.id = r.author_id`;
 
 export interface DeleteOutcome {
   /** The comment's author; null when the task has no such comment. */
@@ -44,7 +53,7 @@ export class CommentsRepository {
     return rows<CommentRow>(
       this.dataSource,
       `SELECT ${COMMENT_COLUMNS}
-         FROM task_comments k JOIN users u ON u.id = k.author_id
+         FROM task_comments k JOIN users u ON u.id = k.author_id ${REPLY_JOIN}
         WHERE k.task_id = $1
               ${after ? `AND (k.created_at, k.id) > ('epoch'::timestamptz + $3::bigint * interval '1 microsecond', $4::uuid)` : ''}
         ORDER BY k.created_at, k.id
@@ -63,7 +72,7 @@ export class CommentsRepository {
       `WITH k AS (
          INSERT INTO task_comments (task_id, author_id, reply_to_id, content) VALUES ($1, $2, $3, $4)
          RETURNING *)
-       SELECT ${COMMENT_COLUMNS} FROM k JOIN users u ON u.id = k.author_id`,
+       SELECT ${COMMENT_COLUMNS} FROM k JOIN users u ON u.id = k.author_id ${REPLY_JOIN}`,
       [comment.taskId, comment.authorId, comment.replyToId, comment.content],
     );
     return row!;

@@ -44,7 +44,7 @@ export class CommentsService {
     const found = await this.comments.page(access.taskId, after, query.limit + 1);
     const page = found.slice(0, query.limit);
     return {
-      items: page.map(toComment),
+      comments: page.map(toComment),
       nextCursor: found.length > query.limit ? encodeCursor(page[page.length - 1]) : null,
     };
   }

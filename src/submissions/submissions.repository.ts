@@ -317,12 +317,19 @@ export class SubmissionsRepository {
     );
   }
 
-  /** Sets only the exemplary flag (grader and review time stay); null when the task has no such submission. */
-  setExemplary(taskId: string, submissionId: string, isExemplary: boolean): Promise<SubmissionRow | null> {
+  /**
+   * Sets only the exemplary flag (grader and review time stay), or toggles it when `isExemplary` is null (under
+   * the row lock, so concurrent toggles apply one after the other); null when the task has no such submission.
+   */
+  setExemplary(
+    taskId: string,
+    submissionId: string,
+    isExemplary: boolean | null,
+  ): Promise<SubmissionRow | null> {
     return withConstraintErrors(() =>
       one<SubmissionRow>(
         this.dataSource,
-        `UPDATE submissions s SET is_exemplary = $3
+        `UPDATE submissions s SET is_exemplary = coalesce($3::boolean, NOT s.is_exemplary)
           WHERE s.id = $1 AND s.task_id = $2
           RETURNING ${SUBMISSION_COLUMNS}`,
         [submissionId, taskId, isExemplary],
