@@ -1,8 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { ClassRole } from '../access/class-roles';
 import { isoSql } from '../common/utils/time';
 import { Db, one, rows } from '../database/sql';
+import { compileFanOut } from '../notifications/production/notification-fan-out';
+import { defineNotificationType } from '../notifications/production/notification-types';
+import { Notifier } from '../notifications/production/notifier';
 
 export interface CommentRow {
   id: string;
@@ -44,9 +48,58 @@ export interface DeleteOutcome {
   deleted: boolean;
 }
 
+/** Longest part of a comment quoted in its notification's text. */
+const COMMENT_EXCERPT_LENGTH = 200;
+
+/**
+ * A comment on a task. The text quotes the comment, white space folded, cut at COMMENT_EXCERPT_LENGTH; the
+ * author of the comment replied to reads that it is a reply. Deleting the comment deletes its notifications
+ * (foreign key of `comment_id`), so a removed text is neither in inboxes nor sent later.
+ */
+export const TASK_COMMENT = defineNotificationType({
+  name: 'TASK_COMMENT',
+  subject: 'task',
+  texts: ({ author, excerpt, repliedTo }: Record<'author' | 'excerpt' | 'repliedTo', string>) => ({
+    title: `CASE WHEN m.user_id = ${repliedTo}
+                  THEN format('%s replied to your comment on %s', ${author}, t.title)
+                  ELSE format('New comment on %s', t.title) END`,
+    content: `format('%s commented on "%s" in %s: %s', ${author}, t.title, c.name,
+                     CASE WHEN length(${excerpt}) > ${COMMENT_EXCERPT_LENGTH}
+                          THEN left(${excerpt}, ${COMMENT_EXCERPT_LENGTH - 1}) || '…' ELSE ${excerpt} END)`,
+  }),
+});
+
+/**
+ * TASK_COMMENT for comment `$1`: to the OWNER and ADMINs of the task's class, and to the author of the comment
+ * it replies to while that author can see the task; never to the comment's own author.
+ */
+const COMMENT_POSTED = compileFanOut({
+  type: TASK_COMMENT,
+  from: `task_comments k
+    CROSS JOIN LATERAL (
+      SELECT coalesce(a.nickname, 'A class member') AS name FROM users a WHERE a.id = k.author_id
+    ) author
+    CROSS JOIN LATERAL (SELECT regexp_replace(k.content, '[[:space:]]+', ' ', 'g') AS text) excerpt
+    LEFT JOIN task_comments r ON r.id = k.reply_to_id`,
+  subject: { task: 'k.task_id' },
+  recipients: { roles: [ClassRole.OWNER, ClassRole.ADMIN], user: 'r.author_id' },
+  actor: 'k.author_id',
+  where: 'k.id = $1',
+  columns: { commentId: 'k.id' },
+  vars: { author: 'author.name', excerpt: 'excerpt.text', repliedTo: 'r.author_id' },
+});
+
 @Injectable()
 export class CommentsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly notifier: Notifier,
+  ) {}
+
+  /** TASK_COMMENT notifications of the comment just written, in its transaction `db` (see COMMENT_POSTED). */
+  async notifyPosted(db: Db, commentId: string): Promise<void> {
+    await this.notifier.produce(db, COMMENT_POSTED, [commentId]);
+  }
 
   /** `limit` comments of the task, oldest first by (created_at, id), after `after` when given. */
   page(taskId: string, after: CommentPosition | null, limit: number): Promise<CommentRow[]> {

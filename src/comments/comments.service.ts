@@ -5,7 +5,6 @@ import { TaskAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { withConstraintErrors } from '../common/errors/constraint-errors';
 import { isUuid, sameUuid } from '../common/utils/uuid';
-import { TaskNotices } from '../notifications/production/task-notices';
 import { toComment } from './comments.mapper';
 import { CommentPosition, CommentRow, CommentsRepository } from './comments.repository';
 import { CommentPageResponse, CommentResponse, CreateCommentDto, ListCommentsQuery } from './dto/comment.dto';
@@ -34,7 +33,6 @@ export class CommentsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly comments: CommentsRepository,
-    private readonly notices: TaskNotices,
   ) {}
 
   /** Oldest first by (createdAt, id), keyset-paginated. */
@@ -60,7 +58,7 @@ export class CommentsService {
           content: body.content,
         }),
       );
-      await this.notices.commentPosted(manager, comment.id);
+      await this.comments.notifyPosted(manager, comment.id);
       return comment;
     });
     return toComment(row);
