@@ -38,7 +38,7 @@ export class DeliveryDto {
   @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'null for a TEST event' })
   notificationId: string | null;
 
-  @ApiProperty({ enum: () => [...notificationTypeNames(), TEST_EVENT], enumName: 'DeliveryType' })
+  @ApiProperty({ enum: [...notificationTypeNames(), TEST_EVENT], enumName: 'DeliveryType' })
   type: DeliveryType;
 
   @ApiProperty({ enum: NotificationChannelName, enumName: 'NotificationChannel' })

@@ -6,7 +6,7 @@ export class NotificationDto {
   @ApiProperty({ format: 'uuid' })
   id: string;
 
-  @ApiProperty({ enum: notificationTypeNames, enumName: 'NotificationType' })
+  @ApiProperty({ enum: notificationTypeNames(), enumName: 'NotificationType' })
   type: string;
 
   @ApiProperty({

@@ -1,8 +1,10 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
+
 /**
  * The registry of notification types: every type is defined once, by the module that produces it, with
  * `defineNotificationType`. The definition gives the type's subject, the texts every channel shows (the inbox
  * item's title and content, the e-mail and messenger texts) and the send-time checks that drop a delivery
- * whose recipient no longer needs it. The OpenAPI enum of `type`, the delivery claim's checks and the fan-out
+ * whose recipient no longer needs it. The OpenAPI enums of `type` (`documentNotificationTypes`), the delivery claim's checks and the fan-out
  * statements follow from here; the database's `notifications_type_check` lists the same names (a migration
  * adds a type with `setNotificationTypes` of `migrations/lib/notification-types.ts`), and
  * `test/notifications/notification-types.e2e-spec.ts` fails when the three disagree.
@@ -78,3 +80,19 @@ export function notificationTypeNames(): string[] {
 
 /** A time in the recipient's time zone (alias `u` = users), e.g. `Tue 03 Mar 2026 17:30 (Asia/Shanghai)`. */
 export const localTime = (time: string): string => `notification_local_time(${time}, u.timezone)`;
+
+/**
+ * Sets the OpenAPI enums of notification and delivery types from the registry once the document is built:
+ * a property decorator reads its enum when its class loads, before the modules loaded after it have defined
+ * their types.
+ */
+export function documentNotificationTypes(document: OpenAPIObject, testType: string): void {
+  const schemas = document.components?.schemas ?? {};
+  for (const [name, values] of [
+    ['NotificationType', notificationTypeNames()],
+    ['DeliveryType', [...notificationTypeNames(), testType]],
+  ] as const) {
+    const schema = schemas[name];
+    if (schema && 'enum' in schema) schema.enum = [...values];
+  }
+}
