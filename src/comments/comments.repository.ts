@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ClassRole } from '../access/class-roles';
+import { KeysetPlace, keysetAfterSql, keysetPositionSql } from '../common/pagination/keyset';
 import { isoSql } from '../common/utils/time';
 import { Db, one, rows } from '../database/sql';
 import { compileFanOut } from '../notifications/production/notification-fan-out';
@@ -23,21 +24,15 @@ export interface CommentRow {
   reply_email: string | null;
   content: string;
   created_at: string;
-  /** The position in the list: `created_at` in microseconds since the epoch, exact (JavaScript dates hold ms). */
+  /** The place in the list (see keysetPositionSql). */
   position: string;
-}
-
-/** A place in the list: after the comment at (`position`, `id`). */
-export interface CommentPosition {
-  position: string;
-  id: string;
 }
 
 /** Alias `k` = task_comments, `u` = its author; needs REPLY_JOIN. */
 const COMMENT_COLUMNS = `k.id, k.task_id, k.author_id, u.nickname, u.email, k.reply_to_id, k.content,
   r.content AS reply_content, r.author_id AS reply_author_id, ru.nickname AS reply_nickname, ru.email AS reply_email,
   ${isoSql('k.created_at')} AS created_at,
-  (extract(epoch FROM k.created_at) * 1000000)::bigint::text AS position`;
+  ${keysetPositionSql('k.created_at')} AS position`;
 
 /** The comment `k` replies to (`r`) and its author (`ru`). */
 const REPLY_JOIN = `LEFT JOIN task_comments r ON r.id = k.reply_to_id LEFT JOIN users ru ON ru.id = r.author_id`;
@@ -102,16 +97,16 @@ export class CommentsRepository {
   }
 
   /** `limit` comments of the task, oldest first by (created_at, id), after `after` when given. */
-  page(taskId: string, after: CommentPosition | null, limit: number): Promise<CommentRow[]> {
+  page(taskId: string, after: KeysetPlace | null, limit: number): Promise<CommentRow[]> {
     return rows<CommentRow>(
       this.dataSource,
       `SELECT ${COMMENT_COLUMNS}
          FROM task_comments k JOIN users u ON u.id = k.author_id ${REPLY_JOIN}
         WHERE k.task_id = $1
-              ${after ? `AND (k.created_at, k.id) > ('epoch'::timestamptz + $3::bigint * interval '1 microsecond', $4::uuid)` : ''}
+              ${after ? `AND ${keysetAfterSql('k.created_at', 'k.id', 'asc', 3, 4)}` : ''}
         ORDER BY k.created_at, k.id
         LIMIT $2`,
-      after ? [taskId, limit, after.position, after.id] : [taskId, limit],
+      after ? [taskId, limit, after.micros, after.id] : [taskId, limit],
     );
   }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { KeysetPlace, keysetAfterSql, keysetPositionSql } from '../../common/pagination/keyset';
 import { isoSql } from '../../common/utils/time';
 import { affected, Db, one, rows } from '../../database/sql';
 import {
@@ -120,8 +121,8 @@ export interface DeliveryLogRow {
   nextAttemptAt: string | null;
   sentAt: string | null;
   createdAt: string;
-  /** created_at to the microsecond, the keyset position (milliseconds would skip or repeat rows). */
-  sortAt: string;
+  /** The place in the log (see keysetPositionSql). */
+  position: string;
 }
 
 /** Columns of a DeliveryLogRow; alias `d` = notification_deliveries. The next attempt only while one is due. */
@@ -129,13 +130,13 @@ const LOG_COLUMNS = `d.id, d.notification_id AS "notificationId", d.type, d.chan
   d.attempts, d.last_error AS "lastError",
   CASE WHEN d.status = 'PENDING' THEN ${isoSql('d.next_attempt_at')} END AS "nextAttemptAt",
   ${isoSql('d.sent_at')} AS "sentAt", ${isoSql('d.created_at')} AS "createdAt",
-  to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "sortAt"`;
+  ${keysetPositionSql('d.created_at')} AS position`;
 
 export interface DeliveryLogFilter {
   channel?: NotificationChannelName;
   status?: DeliveryStatus;
-  /** The position of the previous page's last row. */
-  after?: { sortAt: string; id: string };
+  /** The place of the previous page's last row. */
+  after?: KeysetPlace;
 }
 
 /** How a redelivery request went: the original's status (undefined: no such delivery of the user) and the new row. */
@@ -175,9 +176,9 @@ export class DeliveriesRepository {
     if (filter.channel) conditions.push(`d.channel = $${values.push(filter.channel)}`);
     if (filter.status) conditions.push(`d.status = $${values.push(filter.status)}`);
     if (filter.after) {
-      const at = values.push(filter.after.sortAt);
+      const micros = values.push(filter.after.micros);
       const id = values.push(filter.after.id);
-      conditions.push(`(d.created_at, d.id) < ($${at}::timestamptz, $${id}::uuid)`);
+      conditions.push(keysetAfterSql('d.created_at', 'd.id', 'desc', micros, id));
     }
     // Index ix_notification_deliveries_log.
     return rows<DeliveryLogRow>(
