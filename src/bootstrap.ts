@@ -21,6 +21,8 @@ import { tagJsonAnswers } from './common/http/entity-tags';
 import { loggerOptions, logRequests } from './common/http/logger';
 import { answerClientErrors, applyServerTimeouts } from './common/http/slow-clients';
 import { AppConfig } from './config/config';
+import { TEST_EVENT } from './notifications/entities/notification-delivery.entity';
+import { documentNotificationTypes } from './notifications/production/notification-types';
 import { runMigrationsLocked } from './database/migrate';
 import { sessionUrl } from './database/typeorm-options';
 
@@ -89,6 +91,7 @@ function setupOpenApi(app: NestExpressApplication): void {
   documentPlatformRules(document);
   documentSafeRetries(document);
   documentErrorBodies(document);
+  documentNotificationTypes(document, TEST_EVENT);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
 }
 

@@ -10,12 +10,12 @@ export interface ClassAccess {
   classId: string;
   role: ClassRole;
   isPersonal: boolean;
+  /** OWNER or ADMIN of the class. */
+  canManage: boolean;
 }
 
 export interface TaskAccess extends ClassAccess {
   taskId: string;
-  /** OWNER or ADMIN of the task's class. */
-  canManage: boolean;
 }
 
 /** Access to one submission (`GET /submissions/:submissionId`): its task's access and its submitter. */
@@ -152,6 +152,6 @@ export class AccessService {
     const { role, is_personal: isPersonal } = row;
     if (role === null) throw AppError.forbidden('You are not a member of this class');
     if (allowed && !allowed.includes(role)) throw AppError.forbidden();
-    return { classId, role, isPersonal };
+    return { classId, role, isPersonal, canManage: MANAGER_ROLES.includes(role) };
   }
 }

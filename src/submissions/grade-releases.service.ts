@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { TaskAccess } from '../access/access.service';
-import { TaskNotices } from '../notifications/production/task-notices';
 import { ReleaseGradesResponse } from './dto/release-grades.dto';
 import { ReleasedRow, ReleaseScope, SubmissionsRepository } from './submissions.repository';
 
@@ -12,7 +11,6 @@ export class GradeReleases {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly submissions: SubmissionsRepository,
-    private readonly notices: TaskNotices,
   ) {}
 
   /** `POST /tasks/:taskId/grades/release`: every graded, unreleased submission (of `userIds` when given). */
@@ -29,7 +27,7 @@ export class GradeReleases {
    */
   async releaseGraded(manager: EntityManager, taskId: string, scope: ReleaseScope): Promise<ReleasedRow[]> {
     const released = await this.submissions.release(manager, taskId, scope);
-    await this.notices.gradesReleased(
+    await this.submissions.notifyReleased(
       manager,
       released.map((row) => row.id),
     );

@@ -171,18 +171,19 @@ export class SubmissionsController {
   @TaskManagerRoute({ notFound: NO_SUBMISSION })
   @ApiOperation({
     summary: 'OWNER/ADMIN: mark or unmark an example submission; the grade, reviewerId and reviewedAt stay',
+    description: 'Without a body (or with `{}`) the flag is toggled; `{isExemplary}` sets it.',
   })
   @ApiOkResponse({ type: SubmissionResponse })
   @ApiBadRequestResponse({
     type: ErrorResponse,
-    description: 'VALIDATION_ERROR: isExemplary missing or not a boolean, or true without a score',
+    description: 'VALIDATION_ERROR: isExemplary not a boolean, or true (set or toggled) without a score',
   })
   setExemplary(
     @CurrentAccess() access: TaskAccess,
     @Param('submissionId', new ParseUUIDPipe()) submissionId: string,
     @Body() body: MarkExemplaryDto,
   ): Promise<SubmissionResponse> {
-    return this.submissions.setExemplary(access, submissionId, body.isExemplary);
+    return this.submissions.setExemplary(access, submissionId, body.isExemplary ?? null);
   }
 }
 

@@ -9,6 +9,9 @@ import { roleRankSql } from '../classes/classes.repository';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { withConstraintErrors } from '../common/errors/constraint-errors';
 import { Db, one, Prepared, rows } from '../database/sql';
+import { compileFanOut } from '../notifications/production/notification-fan-out';
+import { defineNotificationType, localTime } from '../notifications/production/notification-types';
+import { Notifier } from '../notifications/production/notifier';
 import { AttachmentJson, attachmentsJsonSql } from '../files/attachments.sql';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { Submission } from './entities/submission.entity';
@@ -148,10 +151,42 @@ const EXPORT_SQL = `SELECT ${DISPLAY_NAME} AS "displayName", sc.name AS "schoolN
   ${ROSTER_FROM}
   ${ROSTER_ORDER}`;
 
+/** A grade became visible to its submitter; the release time in the recipient's time zone. */
+export const GRADE_RELEASED = defineNotificationType({
+  name: 'GRADE_RELEASED',
+  subject: 'task',
+  texts: ({ releasedAt }: Record<'releasedAt', string>) => ({
+    title: `format('Grade released: %s', t.title)`,
+    content: `format('Your grade for "%s" in %s was released %s.', t.title, c.name, ${localTime(releasedAt)})`,
+  }),
+});
+
+/**
+ * GRADE_RELEASED to the submitters of the released submissions `$1`, while they are active members of the
+ * class. The unique key (task, submitter) of GRADE_RELEASED makes it once per submission, whoever releases it
+ * and however often.
+ */
+const GRADES_RELEASED = compileFanOut({
+  type: GRADE_RELEASED,
+  from: 'submissions s',
+  subject: { task: 's.task_id' },
+  recipients: { user: 's.user_id' },
+  where: 's.id = ANY($1::uuid[]) AND s.released_at IS NOT NULL',
+  vars: { releasedAt: 's.released_at' },
+});
+
 /** Submissions and their attachments. Rows have the entities' property names (columns aliased). */
 @Injectable()
 export class SubmissionsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly notifier: Notifier,
+  ) {}
+
+  /** GRADE_RELEASED for the submissions `submissionIds` just released, in their transaction `db`. */
+  async notifyReleased(db: Db, submissionIds: string[]): Promise<void> {
+    if (submissionIds.length > 0) await this.notifier.produce(db, GRADES_RELEASED, [submissionIds]);
+  }
 
   /** The one-statement PUT (see UPSERT_MINE); null unless the caller is a member who may see the task. */
   upsertMine(
@@ -317,12 +352,19 @@ export class SubmissionsRepository {
     );
   }
 
-  /** Sets only the exemplary flag (grader and review time stay); null when the task has no such submission. */
-  setExemplary(taskId: string, submissionId: string, isExemplary: boolean): Promise<SubmissionRow | null> {
+  /**
+   * Sets only the exemplary flag (grader and review time stay), or toggles it when `isExemplary` is null (under
+   * the row lock, so concurrent toggles apply one after the other); null when the task has no such submission.
+   */
+  setExemplary(
+    taskId: string,
+    submissionId: string,
+    isExemplary: boolean | null,
+  ): Promise<SubmissionRow | null> {
     return withConstraintErrors(() =>
       one<SubmissionRow>(
         this.dataSource,
-        `UPDATE submissions s SET is_exemplary = $3
+        `UPDATE submissions s SET is_exemplary = coalesce($3::boolean, NOT s.is_exemplary)
           WHERE s.id = $1 AND s.task_id = $2
           RETURNING ${SUBMISSION_COLUMNS}`,
         [submissionId, taskId, isExemplary],

@@ -198,7 +198,7 @@ export class SubmissionsService {
   async setExemplary(
     { taskId }: TaskAccess,
     submissionId: string,
-    isExemplary: boolean,
+    isExemplary: boolean | null,
   ): Promise<SubmissionResponse> {
     const marked = await this.submissions.setExemplary(taskId, submissionId, isExemplary);
     if (!marked) throw AppError.notFound('Submission');

@@ -3,7 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { TaskAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
-import { TaskNotices } from '../notifications/production/task-notices';
 import { ExtensionResponse, PutExtensionDto } from './dto/extension.dto';
 import { TaskExtensionsRepository } from './task-extensions.repository';
 import { toExtensionResponse } from './tasks.mapper';
@@ -14,7 +13,6 @@ export class TaskExtensionsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly extensions: TaskExtensionsRepository,
-    private readonly notices: TaskNotices,
   ) {}
 
   /**
@@ -43,7 +41,7 @@ export class TaskExtensionsService {
         allowLateSubmission: dto.allowLateSubmission ?? null,
         createdBy: callerId,
       });
-      if (dueChanged) await this.notices.extended(db, taskId, memberId);
+      if (dueChanged) await this.extensions.notifyExtended(db, taskId, memberId);
       return toExtensionResponse(extension);
     });
   }

@@ -102,13 +102,13 @@ function toJob(row: ClaimedRow): DeliveryJob {
       id: row.notification_id!,
       type: row.type!,
       createdAt: row.created_at,
-      taskId: row.task_id!,
-      taskTitle: row.task_title!,
+      taskId: row.task_id,
+      taskTitle: row.task_title,
       classId: row.class_id!,
       className: row.class_name!,
       startAt: row.start_at,
       dueAt: row.due_at,
-      myDueAt: row.my_due_at,
+      data: row.data,
     },
   };
 }
