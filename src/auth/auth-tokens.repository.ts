@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { affected, Db, one, rows } from '../database/sql';
 import { TokenPurpose } from './entities/auth-token.entity';
+import { Tx } from '../database/transactions';
 
 export interface GrantRow {
   email: string;
@@ -79,7 +80,7 @@ export class AuthTokensRepository {
   }
 
   /** A transaction-scoped advisory lock on (`space`, hash of `key`). */
-  async lock(db: Db, space: number, key: string): Promise<void> {
+  async lock(db: Tx, space: number, key: string): Promise<void> {
     await rows(db, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, [space, key]);
   }
 

@@ -26,9 +26,11 @@ import { PasswordHasher } from './password-hasher';
 import { RegistrationService } from './registration.service';
 import { SessionService } from './session.service';
 import { AccountThrottlerGuard, throttlerOptions } from '../common/throttling/throttles';
+import { TransactionsModule } from '../database/transactions';
 
 @Module({
   imports: [
+    TransactionsModule,
     PassportModule,
     JwtModule.registerAsync({
       global: true,

@@ -5,10 +5,11 @@ import { ClassMembersService } from './class-members.service';
 import { ClassesController } from './classes.controller';
 import { ClassesRepositoryModule } from './classes.repository';
 import { ClassesService } from './classes.service';
+import { TransactionsModule } from '../database/transactions';
 
 /** Classes, membership, roles, ownership transfer and invite codes (SPEC "Class endpoints"). */
 @Module({
-  imports: [AccessModule, FileStorageModule, ClassesRepositoryModule],
+  imports: [AccessModule, FileStorageModule, ClassesRepositoryModule, TransactionsModule],
   controllers: [ClassesController],
   providers: [ClassesService, ClassMembersService],
 })

@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { TaskAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { withConstraintErrors } from '../common/errors/constraint-errors';
@@ -9,6 +7,7 @@ import { TaskNotices } from '../notifications/production/task-notices';
 import { toComment } from './comments.mapper';
 import { CommentPosition, CommentRow, CommentsRepository } from './comments.repository';
 import { CommentPageResponse, CommentResponse, CreateCommentDto, ListCommentsQuery } from './dto/comment.dto';
+import { Transactions } from '../database/transactions';
 
 /** Microseconds since the epoch; 18 digits stay within bigint and PostgreSQL's timestamp range. */
 const POSITION = /^\d{1,18}$/;
@@ -32,7 +31,7 @@ function decodeCursor(cursor: string): CommentPosition {
 @Injectable()
 export class CommentsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly comments: CommentsRepository,
     private readonly notices: TaskNotices,
   ) {}
@@ -51,7 +50,7 @@ export class CommentsService {
 
   /** The comment and its TASK_COMMENT notifications, in one transaction. */
   async create(access: TaskAccess, authorId: string, body: CreateCommentDto): Promise<CommentResponse> {
-    const row = await this.dataSource.transaction(async (manager) => {
+    const row = await this.transactions.run(async (manager) => {
       const comment = await withConstraintErrors(() =>
         this.comments.insert(manager, {
           taskId: access.taskId,

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { affected, one } from '../database/sql';
+import { Transactions } from '../database/transactions';
 
 /** Namespace of the per-user advisory locks of the quota check (two-key form: apart from one-key locks). */
 const QUOTA_LOCK_NAMESPACE = 7_231_018;
@@ -18,7 +19,10 @@ export interface StoredFileRow {
 /** The attachment rows behind a stored file, task or submission. */
 @Injectable()
 export class FilesRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+  ) {}
 
   /** The task or submission attachment stored under `fileKey`, with what its access rule needs. */
   findByKey(fileKey: string): Promise<StoredFileRow | null> {
@@ -40,7 +44,7 @@ export class FilesRepository {
    * transaction lock makes concurrent uploads of one user check one after the other.
    */
   reserveStorage(userId: string, bytes: number, quotaBytes: number, liveSince: Date): Promise<string | null> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.run(async (manager) => {
       await one(manager, 'SELECT pg_advisory_xact_lock($1, hashtext($2))', [QUOTA_LOCK_NAMESPACE, userId]);
       const reservation = await one<{ id: string }>(
         manager,

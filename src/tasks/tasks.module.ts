@@ -16,10 +16,12 @@ import { TaskReader } from './task-reader.service';
 import { TasksController } from './tasks.controller';
 import { TasksRepositoryModule } from './tasks.repository';
 import { TasksService } from './tasks.service';
+import { TransactionsModule } from '../database/transactions';
 
 @Module({
   // SubmissionsModule: a task switched to IMMEDIATE grade release releases its grades (GradeReleases).
   imports: [
+    TransactionsModule,
     AccessModule,
     AiModule,
     FilesModule,

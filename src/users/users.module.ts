@@ -3,9 +3,10 @@ import { UserChangesModule } from '../common/events/user-changes';
 import { UsersController } from './users.controller';
 import { UsersRepositoryModule } from './users.repository';
 import { UsersService } from './users.service';
+import { TransactionsModule } from '../database/transactions';
 
 @Module({
-  imports: [UserChangesModule, UsersRepositoryModule],
+  imports: [UserChangesModule, UsersRepositoryModule, TransactionsModule],
   controllers: [UsersController],
   providers: [UsersService],
   exports: [UsersService],

@@ -288,4 +288,13 @@ describe('architecture of src/', () => {
     ]);
     expect(offences).toEqual([]);
   });
+
+  it('opens transactions only through Transactions, which alone makes a Tx', () => {
+    const offences = files
+      .filter(
+        (file) => file.path !== 'database/transactions.ts' && /\.transaction\(|\bas Tx\b/.test(file.text),
+      )
+      .map((file) => file.path);
+    expect(offences).toEqual([]);
+  });
 });
