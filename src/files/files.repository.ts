@@ -44,7 +44,7 @@ export class FilesRepository {
    * transaction lock makes concurrent uploads of one user check one after the other.
    */
   reserveStorage(userId: string, bytes: number, quotaBytes: number, liveSince: Date): Promise<string | null> {
-    return this.transactions.run(async (manager) => {
+    return this.transactions.runAside(async (manager) => {
       await one(manager, 'SELECT pg_advisory_xact_lock($1, hashtext($2))', [QUOTA_LOCK_NAMESPACE, userId]);
       const reservation = await one<{ id: string }>(
         manager,

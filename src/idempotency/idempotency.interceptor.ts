@@ -6,6 +6,7 @@ import { AppError, ErrorCode } from '../common/errors/app-error';
 import { IDEMPOTENCY_KEY_HEADER } from '../common/http/idempotency-key';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { Tx, withStepBeforeEachCommit } from '../database/transactions';
 import { IdempotencyKeysRepository, KeptKey, KeyClaim } from './idempotency-keys.repository';
 import {
   FilePart,
@@ -25,11 +26,14 @@ const ABANDONED_MARGIN_SECONDS = 60;
 /**
  * `Idempotency-Key` on every authenticated POST, PUT and PATCH (CONTRACT §5.6), for every route without code
  * of its own. The first request claims the key in PostgreSQL (one statement, which decides between
- * concurrent requests on any instance) and runs; its answer is stored before it is sent, so a repeat that
- * follows the answer always finds it. A repeat of the same request answers the stored status and body with
- * `Idempotent-Replayed: true`; another request with the key → 422; a repeat while the first runs → 409.
- * Answers 5xx and 429 are not kept (the key is released and a retry runs again); other 4xx are kept, as
- * Stripe does. Without the header nothing happens here: no statement.
+ * concurrent requests on any instance) and runs; every transaction it opens marks the key as committed in
+ * that transaction, so a key whose write committed is never run again, whatever happens afterwards (the
+ * client leaving, the instance dying before the answer is kept). Its answer is stored before it is sent, so
+ * a repeat that follows the answer always finds it. A repeat of the same request answers the stored status
+ * and body with `Idempotent-Replayed: true`; another request with the key → 422; a repeat while the first
+ * runs → 409, also after its client left: the key is never given up while the request may still commit.
+ * Answers 5xx and 429 of a request whose write did not commit are not kept (the key is released and a retry
+ * runs again); other 4xx are kept, as Stripe does. Without the header nothing happens here: no statement.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -73,9 +77,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
       );
       if (claimedAt) {
         this.keepAnswer(request, response, claim, claimedAt, multipart);
-        return next.handle();
+        return withStepBeforeEachCommit(
+          (tx) => this.commitWith(tx, claim, claimedAt),
+          () => next.handle(),
+        );
       }
-      const kept = await this.keys.find(user.id, key);
+      const kept = await this.keys.find(user.id, key, this.abandonedAfterSeconds);
       if (kept) return this.answerRepeat(request, response, claim, kept, multipart);
     }
     throw inFlight();
@@ -92,12 +99,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (kept.responseStatus === null) {
       // Whether a repeated upload is the same is known only after reading it: in flight, it is a 409 either way.
       if (!multipart && kept.requestFingerprint !== claim.fingerprint) throw reused();
+      // Its instance stopped between the commit and keeping the answer: the write stands, its answer is lost.
+      if (kept.writeCommitted && kept.abandoned) throw answerNotKept();
       throw inFlight();
     }
     const fingerprint = multipart
       ? await readMultipartFingerprint(request, this.maxUploadBytes)
       : claim.fingerprint;
     if (fingerprint !== kept.requestFingerprint) throw reused();
+    if (kept.responseWithheld) throw answerNotKept();
     response.status(kept.responseStatus);
     // Nest sets the route's status after the interceptors; a replay keeps the first answer's.
     response.status = () => response;
@@ -108,7 +118,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   /**
    * Stores the answer when it is sent, whoever sends it (the handler's result, the exception filter), and
-   * sends it only once stored. A request that ends without an answer (the client left) releases the key.
+   * sends it only once stored. A client that leaves changes nothing: the request runs on and its answer is kept
+   * for the retry.
    */
   private keepAnswer(
     request: Request,
@@ -118,19 +129,19 @@ export class IdempotencyInterceptor implements NestInterceptor {
     multipart: boolean,
   ): void {
     const send = response.send.bind(response);
-    let settled = false;
     response.send = (body?: unknown) => {
       // An object goes through res.json, which serialises it and comes back here with the text.
       if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body))
         return response.json(body);
       response.send = send;
-      settled = true;
       void this.settle(request, response, claim, claimedAt, multipart, body).finally(() => send(body));
       return response;
     };
-    response.on('close', () => {
-      if (!settled) void this.release(claim, claimedAt);
-    });
+  }
+
+  /** The last statement of each transaction of the keyed request; a claim taken over meanwhile rolls it back. */
+  private async commitWith(tx: Tx, claim: KeyClaim, claimedAt: string): Promise<void> {
+    if (!(await this.keys.commitWith(tx, claim.userId, claim.key, claimedAt))) throw inFlight();
   }
 
   private async settle(
@@ -142,27 +153,21 @@ export class IdempotencyInterceptor implements NestInterceptor {
     body: string | Buffer | undefined,
   ): Promise<void> {
     const status = response.statusCode;
-    // A refused upload was not read to its end: its fingerprint is unknown, so its key is not kept either.
-    if (status >= 500 || status === 429 || (multipart && status >= 400))
-      return this.release(claim, claimedAt);
     try {
+      // A refused upload was not read to its end: its fingerprint is unknown, so its key is not kept either.
+      // A write that committed keeps its key whatever followed: the release is then refused and the answer kept.
+      const failed = status >= 500 || status === 429 || (multipart && status >= 400);
+      if (failed && (await this.keys.release(claim.userId, claim.key, claimedAt))) return;
       const contentType = response.getHeader('Content-Type');
       await this.keys.complete(claim.userId, claim.key, claimedAt, {
         status,
         contentType: typeof contentType === 'string' ? contentType : null,
         body: body === undefined ? null : body.toString(),
+        withheld: false,
         fingerprint: multipart ? uploadFingerprint(request) : null,
       });
     } catch (error) {
       this.logger.error({ err: error }, 'Keeping the answer of an Idempotency-Key failed');
-    }
-  }
-
-  private async release(claim: KeyClaim, claimedAt: string): Promise<void> {
-    try {
-      await this.keys.release(claim.userId, claim.key, claimedAt);
-    } catch (error) {
-      this.logger.error({ err: error }, 'Releasing an Idempotency-Key failed');
     }
   }
 }
@@ -190,3 +195,9 @@ const reused = (): AppError =>
 
 const inFlight = (): AppError =>
   AppError.conflict('A request with this Idempotency-Key is still in progress');
+
+const answerNotKept = (): AppError =>
+  new AppError(
+    ErrorCode.IDEMPOTENCY_ANSWER_NOT_KEPT,
+    'The request with this Idempotency-Key was carried out, but its answer is not kept: read the result instead',
+  );

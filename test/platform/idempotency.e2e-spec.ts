@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { IdempotencyCleanupService } from '../../src/idempotency/idempotency-cleanup.service';
 import { waitForLockWaiters } from '../utils/database';
+import { sleep, waitFor } from '../utils/wait';
 import { apiError } from '../utils/expect';
 import { storedFileKeys } from '../utils/files';
 import { createClassWithRoles, createTask } from '../utils/tasks';
@@ -195,6 +196,48 @@ describe('Idempotency-Key (CONTRACT §5.6)', () => {
     expect(replay.status).toBe(200);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.body).toEqual(first.body);
+  });
+
+  it('a client that gives up while its request waits: the retry is 409 until the first commits, then its answer; one write', async () => {
+    const { owner } = await createClassWithRoles(ctx);
+    const [{ id: schoolId }] = await ctx.db.query(`INSERT INTO schools (name) VALUES ($1) RETURNING id`, [
+      `School ${randomBytes(3).toString('hex')}`,
+    ]);
+    const before = await classCount(ctx, owner);
+    const key = newKey();
+    const body = { name: 'Given up', schoolId };
+    // The class insert waits on the school row; the client stops waiting first and drops its connection.
+    const runner = ctx.db.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      await runner.query(`SELECT 1 FROM schools WHERE id = $1 FOR UPDATE`, [schoolId]);
+      const givenUp = postClass(owner, key, body)
+        .timeout(300)
+        .then(
+          () => 'answered',
+          (error: Error) => error.message,
+        );
+      await waitForLockWaiters(ctx.db, 1);
+      expect(await givenUp).toMatch(/timeout/i);
+      await sleep(200);
+      // Still running on the server: a retry must not run the request a second time.
+      const retry = await postClass(owner, key, body).timeout(3_000);
+      expect([retry.status, retry.body]).toEqual([409, apiError('CONFLICT')]);
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+    await waitFor('the first request to commit', async () => (await classCount(ctx, owner)) === before + 1);
+    const replay = await waitFor('the first answer', async () => {
+      const res = await postClass(owner, key, body);
+      return res.status === 409 ? null : res;
+    });
+    expect([replay.status, replay.headers['idempotent-replayed'], replay.body.name]).toEqual([
+      201,
+      'true',
+      'Given up',
+    ]);
+    expect(await classCount(ctx, owner)).toBe(before + 1);
   });
 
   it('an upload is replayed without storing the file again; another file with the key is 422', async () => {

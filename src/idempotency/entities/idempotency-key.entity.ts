@@ -20,6 +20,10 @@ export class IdempotencyKey {
   @Column({ type: 'char', length: 64, nullable: true })
   requestFingerprint: string | null;
 
+  /** Set in the request's own transaction: a key whose write committed is never run again. */
+  @Column({ type: 'boolean', default: false })
+  writeCommitted: boolean;
+
   @Column({ type: 'smallint', nullable: true })
   responseStatus: number | null;
 
@@ -29,6 +33,10 @@ export class IdempotencyKey {
   /** The answer's text (every answer of a write is JSON or empty). */
   @Column({ type: 'text', nullable: true })
   responseBody: string | null;
+
+  /** The answer carried credentials: only its status is kept. */
+  @Column({ type: 'boolean', default: false })
+  responseWithheld: boolean;
 
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;
