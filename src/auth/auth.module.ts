@@ -27,9 +27,11 @@ import { RegistrationService } from './registration.service';
 import { SessionService } from './session.service';
 import { AccountThrottlerGuard, throttlerOptions } from '../common/throttling/throttles';
 import { TransactionsModule } from '../database/transactions';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 @Module({
   imports: [
+    IdempotencyModule,
     TransactionsModule,
     PassportModule,
     JwtModule.registerAsync({

@@ -6,10 +6,11 @@ import { ClassesController } from './classes.controller';
 import { ClassesRepositoryModule } from './classes.repository';
 import { ClassesService } from './classes.service';
 import { TransactionsModule } from '../database/transactions';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 /** Classes, membership, roles, ownership transfer and invite codes (SPEC "Class endpoints"). */
 @Module({
-  imports: [AccessModule, FileStorageModule, ClassesRepositoryModule, TransactionsModule],
+  imports: [IdempotencyModule, AccessModule, FileStorageModule, ClassesRepositoryModule, TransactionsModule],
   controllers: [ClassesController],
   providers: [ClassesService, ClassMembersService],
 })

@@ -5,10 +5,11 @@ import { CommentsController } from './comments.controller';
 import { CommentsRepository } from './comments.repository';
 import { CommentsService } from './comments.service';
 import { TransactionsModule } from '../database/transactions';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 /** Comments on tasks; each new one notifies through the notifications module, in its transaction. */
 @Module({
-  imports: [AccessModule, NotificationsModule, TransactionsModule],
+  imports: [IdempotencyModule, AccessModule, NotificationsModule, TransactionsModule],
   controllers: [CommentsController],
   providers: [CommentsRepository, CommentsService],
 })

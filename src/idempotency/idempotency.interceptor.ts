@@ -1,4 +1,5 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { Observable, of } from 'rxjs';
 import { AuthUser } from '../common/decorators/current-user.decorator';
@@ -9,11 +10,15 @@ import { InjectConfig } from '../config/config.module';
 import { Tx, withStepBeforeEachCommit } from '../database/transactions';
 import { IdempotencyKeysRepository, KeptKey, KeyClaim } from './idempotency-keys.repository';
 import {
+  fingerprintKey,
   FilePart,
   jsonFingerprint,
   multipartFingerprint,
   readMultipartFingerprint,
 } from './request-fingerprint';
+
+/** Metadata of a route whose answer carries credentials (`@IdempotentWrite`): why it is not kept. */
+export const ANSWER_WITHHELD = 'idempotency:answerWithheld';
 
 /** How long a key's first answer is kept (CONTRACT §5.6). */
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
@@ -40,13 +45,16 @@ export class IdempotencyInterceptor implements NestInterceptor {
   private readonly logger = new Logger('Idempotency');
   private readonly abandonedAfterSeconds: number;
   private readonly maxUploadBytes: number;
+  private readonly fingerprintKey: Buffer;
 
   constructor(
     private readonly keys: IdempotencyKeysRepository,
+    private readonly reflector: Reflector,
     @InjectConfig() config: AppConfig,
   ) {
     this.abandonedAfterSeconds = Math.ceil(config.http.requestTimeoutMs / 1000) + ABANDONED_MARGIN_SECONDS;
     this.maxUploadBytes = config.uploads.maxBytes;
+    this.fingerprintKey = fingerprintKey(config.jwt.secret);
   }
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
@@ -66,7 +74,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       key,
       method: request.method,
       path: request.originalUrl,
-      fingerprint: multipart ? null : jsonFingerprint(request.body),
+      fingerprint: multipart ? null : jsonFingerprint(this.fingerprintKey, request.body),
     };
     // A second round when the holder released the key between our claim and our read.
     for (let round = 0; round < 2; round += 1) {
@@ -76,7 +84,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
         this.abandonedAfterSeconds,
       );
       if (claimedAt) {
-        this.keepAnswer(request, response, claim, claimedAt, multipart);
+        const withheld = this.reflector.get<string>(ANSWER_WITHHELD, context.getHandler()) !== undefined;
+        this.keepAnswer(request, response, { ...claim, claimedAt, multipart, withheld });
         return withStepBeforeEachCommit(
           (tx) => this.commitWith(tx, claim, claimedAt),
           () => next.handle(),
@@ -104,7 +113,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       throw inFlight();
     }
     const fingerprint = multipart
-      ? await readMultipartFingerprint(request, this.maxUploadBytes)
+      ? await readMultipartFingerprint(this.fingerprintKey, request, this.maxUploadBytes)
       : claim.fingerprint;
     if (fingerprint !== kept.requestFingerprint) throw reused();
     if (kept.responseWithheld) throw answerNotKept();
@@ -121,20 +130,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
    * sends it only once stored. A client that leaves changes nothing: the request runs on and its answer is kept
    * for the retry.
    */
-  private keepAnswer(
-    request: Request,
-    response: Response,
-    claim: KeyClaim,
-    claimedAt: string,
-    multipart: boolean,
-  ): void {
+  private keepAnswer(request: Request, response: Response, claim: HeldClaim): void {
     const send = response.send.bind(response);
     response.send = (body?: unknown) => {
       // An object goes through res.json, which serialises it and comes back here with the text.
       if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body))
         return response.json(body);
       response.send = send;
-      void this.settle(request, response, claim, claimedAt, multipart, body).finally(() => send(body));
+      void this.settle(request, response, claim, body).finally(() => send(body));
       return response;
     };
   }
@@ -147,9 +150,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   private async settle(
     request: Request,
     response: Response,
-    claim: KeyClaim,
-    claimedAt: string,
-    multipart: boolean,
+    { claimedAt, multipart, withheld, ...claim }: HeldClaim,
     body: string | Buffer | undefined,
   ): Promise<void> {
     const status = response.statusCode;
@@ -162,9 +163,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
       await this.keys.complete(claim.userId, claim.key, claimedAt, {
         status,
         contentType: typeof contentType === 'string' ? contentType : null,
-        body: body === undefined ? null : body.toString(),
-        withheld: false,
-        fingerprint: multipart ? uploadFingerprint(request) : null,
+        body: body === undefined || withheld ? null : body.toString(),
+        withheld,
+        fingerprint: multipart ? uploadFingerprint(this.fingerprintKey, request) : null,
       });
     } catch (error) {
       this.logger.error({ err: error }, 'Keeping the answer of an Idempotency-Key failed');
@@ -172,8 +173,16 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 }
 
+/** A claim this request holds, and how its answer is kept. */
+interface HeldClaim extends KeyClaim {
+  claimedAt: string;
+  multipart: boolean;
+  /** The route's answer carries credentials: only its status is kept. */
+  withheld: boolean;
+}
+
 /** The fingerprint of an upload from what multer read: its text fields and stored files. */
-function uploadFingerprint(request: Request): string {
+function uploadFingerprint(key: Buffer, request: Request): string {
   const files = [
     ...(request.file ? [request.file] : []),
     ...(Array.isArray(request.files) ? request.files : Object.values(request.files ?? {}).flat()),
@@ -187,7 +196,7 @@ function uploadFingerprint(request: Request): string {
   const fields = Object.entries((request.body ?? {}) as Record<string, unknown>).map(
     ([name, value]): [string, string] => [name, String(value)],
   );
-  return multipartFingerprint(fields, parts);
+  return multipartFingerprint(key, fields, parts);
 }
 
 const reused = (): AppError =>

@@ -25,6 +25,7 @@ import { InboxStreamsRepository } from './stream/inbox-streams.repository';
 import { StreamTickets } from './stream/stream-tickets';
 import { PgListenerModule } from '../database/pg-listener';
 import { TransactionsModule } from '../database/transactions';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 /**
  * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth, the
@@ -33,7 +34,7 @@ import { TransactionsModule } from '../database/transactions';
  */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
-  imports: [MailModule, DatabaseOutageModule, PgListenerModule, TransactionsModule],
+  imports: [IdempotencyModule, MailModule, DatabaseOutageModule, PgListenerModule, TransactionsModule],
   controllers: [NotificationsController, NotificationPrefsController, DeliveriesController],
   providers: [
     NotificationsRepository,

@@ -16,11 +16,10 @@ export const entityTagOfJson = (json: string): string =>
 export const entityTagOf = (body: unknown): string => entityTagOfJson(JSON.stringify(body));
 
 /**
- * Documents a route whose answer carries an `ETag` (every successful JSON answer does: `tagJsonAnswers`); on
- * GET, `If-None-Match` with the current tag answers 304 without a body (Express compares it as RFC 9110 says,
- * weakly, `*` included).
+ * Documents, in OpenAPI only, a GET whose answer `tagJsonAnswers` tags (as every successful JSON answer) and
+ * answers 304 to a current `If-None-Match`; the tagging and the 304 happen there, for every route alike.
  */
-export const EntityTagged = (): MethodDecorator =>
+export const ApiNotModifiedResponse = (): MethodDecorator =>
   applyDecorators(
     ApiHeader({
       name: 'If-None-Match',
