@@ -1,7 +1,16 @@
 import busboy from 'busboy';
 import { createHash, createHmac, hkdfSync } from 'node:crypto';
 import type { Request } from 'express';
+import { AppError } from '../common/errors/app-error';
 import stableStringify from 'safe-stable-stringify';
+
+/**
+ * Bounds of a multipart body read only for its fingerprint: an upload takes one file part (`@FileUpload()`,
+ * which refuses text fields), so a repeat beyond these is not the request it repeats: refused unread.
+ */
+const MAX_FILE_PARTS = 1;
+const MAX_FIELDS = 16;
+const MAX_FIELD_BYTES = 64 * 1024;
 
 /** One file part of a multipart request, as the fingerprint sees it. */
 export interface FilePart {
@@ -49,15 +58,32 @@ export function readMultipartFingerprint(
   return new Promise((resolve, reject) => {
     const fields: [string, string][] = [];
     const files: Promise<FilePart>[] = [];
+    let settled = false;
+    const fail = (error: Error): void => {
+      if (settled) return;
+      settled = true;
+      request.unpipe(parser);
+      parser.destroy();
+      reject(error);
+    };
     const parser = busboy({
       headers: request.headers,
       defParamCharset: 'utf8',
-      limits: { fileSize: maxFileBytes + 1 },
+      limits: {
+        fileSize: maxFileBytes + 1,
+        files: MAX_FILE_PARTS,
+        fields: MAX_FIELDS,
+        fieldSize: MAX_FIELD_BYTES,
+      },
     });
+    const tooMany = () => fail(AppError.validation('The multipart body has more parts than an upload takes'));
+    parser.on('filesLimit', tooMany);
+    parser.on('fieldsLimit', tooMany);
     parser.on('field', (name, value) => fields.push([decodeFormDataName(name), value]));
     parser.on('file', (field, stream, info) => {
       const hash = createHash('sha256');
       stream.on('data', (chunk: Buffer) => hash.update(chunk));
+      stream.on('error', fail);
       files.push(
         new Promise((done) =>
           stream.on('end', () =>
@@ -71,9 +97,17 @@ export function readMultipartFingerprint(
         ),
       );
     });
-    parser.on('error', reject);
+    parser.on('error', fail);
     parser.on('close', () => {
-      Promise.all(files).then((parts) => resolve(multipartFingerprint(key, fields, parts)), reject);
+      Promise.all(files).then((parts) => {
+        if (settled) return;
+        settled = true;
+        resolve(multipartFingerprint(key, fields, parts));
+      }, fail);
+    });
+    // A client that leaves mid-body never ends the parser: its file parts would wait forever.
+    request.on('close', () => {
+      if (!request.complete) fail(AppError.validation('The request body ended early'));
     });
     request.pipe(parser);
   });

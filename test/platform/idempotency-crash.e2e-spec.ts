@@ -64,6 +64,11 @@ describe('Idempotency-Key after kill -9 between the commit and the answer', () =
       await waitForLockWaiters(ctx.db, 1);
       service.child.kill('SIGKILL');
       expect(await service.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      // Its database session would still keep the answer once the gate opens; a crash never sends it.
+      await ctx.db.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE idempotency_keys%'`,
+      );
       expect(await post).toBe('connection lost');
     } finally {
       await gate.query(`SELECT pg_advisory_unlock($1)`, [ANSWER_GATE]);
