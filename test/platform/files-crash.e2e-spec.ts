@@ -1,10 +1,8 @@
-import { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { killServiceProcesses, ServiceProcess, startServiceProcess } from '../utils/service-process';
+import { useServiceProcesses } from '../utils/service-process';
 import { createClassWithRoles, createTask } from '../utils/tasks';
-import { createTestApp, TestApp } from '../utils/test-app';
 import { backdate, filesBelow, startUpload, waitUntil } from '../utils/uploads';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -14,21 +12,7 @@ const HOUR_MS = 60 * 60 * 1000;
  * middle of an upload and started again on the same database and DATA_DIR.
  */
 describe('files after kill -9 during an upload', () => {
-  // Two starts of the whole service through ts-node take a while on a busy machine.
-  jest.setTimeout(300_000);
-
-  let ctx: TestApp;
-  const started: ChildProcess[] = [];
-
-  beforeAll(async () => {
-    ctx = await createTestApp();
-  });
-  afterAll(async () => {
-    killServiceProcesses(started);
-    await ctx.close();
-  });
-
-  const start = (): Promise<ServiceProcess> => startServiceProcess(ctx, started);
+  const { ctx, start } = useServiceProcesses();
 
   it('removes the partial file at restart; every row keeps its file and no file is left without a row', async () => {
     const cls = await createClassWithRoles(ctx);

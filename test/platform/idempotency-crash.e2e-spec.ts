@@ -1,9 +1,7 @@
-import { ChildProcess } from 'node:child_process';
 import { waitForLockWaiters } from '../utils/database';
 import { apiError } from '../utils/expect';
-import { killServiceProcesses, startServiceProcess } from '../utils/service-process';
+import { useServiceProcesses } from '../utils/service-process';
 import { createClassWithRoles } from '../utils/tasks';
-import { createTestApp, TestApp } from '../utils/test-app';
 import { waitFor } from '../utils/wait';
 
 /** Any constant: the advisory lock the staged trigger waits on. */
@@ -15,18 +13,7 @@ const ANSWER_GATE = 770_011;
  * write again, on any instance, however long afterwards.
  */
 describe('Idempotency-Key after kill -9 between the commit and the answer', () => {
-  jest.setTimeout(300_000);
-
-  let ctx: TestApp;
-  const started: ChildProcess[] = [];
-
-  beforeAll(async () => {
-    ctx = await createTestApp();
-  });
-  afterAll(async () => {
-    killServiceProcesses(started);
-    await ctx.close();
-  });
+  const { ctx, start } = useServiceProcesses();
 
   it('a retry gets 409 while the claim is fresh, then 409 IDEMPOTENCY_ANSWER_NOT_KEPT; the class is created once', async () => {
     const { owner } = await createClassWithRoles(ctx);
@@ -36,7 +23,7 @@ describe('Idempotency-Key after kill -9 between the commit and the answer', () =
           owner.id,
         ])
       )[0].n;
-    const service = await startServiceProcess(ctx, started);
+    const service = await start();
     await ctx.db.query(`
       CREATE FUNCTION hold_kept_answer() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN PERFORM pg_advisory_xact_lock(${ANSWER_GATE}); RETURN NEW; END $$;

@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { freePort } from './free-port';
-import { TestApp } from './test-app';
+import { TestApp, useTestApp } from './test-app';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -19,10 +19,9 @@ export interface ServiceProcess {
 
 /**
  * The service as a process of its own (ts-node, as the CLI tests run the CLI) on the database, DATA_DIR and
- * JWT secret of `ctx`, once `/health` answers 200; a test kills it where it stages a crash. `started` collects
- * the children, so the test's `afterAll` can kill what is left.
+ * JWT secret of `ctx`, once `/health` answers 200; a test kills it where it stages a crash.
  */
-export async function startServiceProcess(ctx: TestApp, started: ChildProcess[]): Promise<ServiceProcess> {
+async function startServiceProcess(ctx: TestApp, started: ChildProcess[]): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
     cwd: ROOT,
@@ -54,8 +53,18 @@ export async function startServiceProcess(ctx: TestApp, started: ChildProcess[])
   throw new Error(`The service did not become healthy:\n${output}`);
 }
 
-/** Kills what is left of the children `startServiceProcess` started. */
-export function killServiceProcesses(started: ChildProcess[]): void {
-  for (const child of started)
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+/**
+ * For the enclosing describe: a test app (`ctx`, on whose database the processes run) and `start()` for
+ * service processes, which are killed after the tests if still running. Two starts of the whole service
+ * through ts-node take a while on a busy machine: the tests get 5 minutes.
+ */
+export function useServiceProcesses(): { ctx: TestApp; start: () => Promise<ServiceProcess> } {
+  jest.setTimeout(300_000);
+  const started: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of started)
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const ctx = useTestApp();
+  return { ctx, start: () => startServiceProcess(ctx, started) };
 }
