@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { TaskAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { withConstraintErrors } from '../common/errors/constraint-errors';
@@ -9,6 +7,7 @@ import { sameUuid } from '../common/utils/uuid';
 import { toComment } from './comments.mapper';
 import { CommentsRepository } from './comments.repository';
 import { CommentPageResponse, CommentResponse, CreateCommentDto, ListCommentsQuery } from './dto/comment.dto';
+import { Transactions } from '../database/transactions';
 
 /**
  * Comments on a task. Whoever can see the task (the access guard's rule) reads and writes them; the author or
@@ -17,7 +16,7 @@ import { CommentPageResponse, CommentResponse, CreateCommentDto, ListCommentsQue
 @Injectable()
 export class CommentsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly comments: CommentsRepository,
   ) {}
 
@@ -33,7 +32,7 @@ export class CommentsService {
 
   /** The comment and its TASK_COMMENT notifications, in one transaction. */
   async create(access: TaskAccess, authorId: string, body: CreateCommentDto): Promise<CommentResponse> {
-    const row = await this.dataSource.transaction(async (manager) => {
+    const row = await this.transactions.run(async (manager) => {
       const comment = await withConstraintErrors(() =>
         this.comments.insert(manager, {
           taskId: access.taskId,

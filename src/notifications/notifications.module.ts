@@ -24,6 +24,8 @@ import { InboxStreams } from './stream/inbox-streams';
 import { InboxStreamsRepository } from './stream/inbox-streams.repository';
 import { StreamTickets } from './stream/stream-tickets';
 import { PgListenerModule } from '../database/pg-listener';
+import { TransactionsModule } from '../database/transactions';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 /**
  * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth, the
@@ -32,7 +34,7 @@ import { PgListenerModule } from '../database/pg-listener';
  */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
-  imports: [MailModule, DatabaseOutageModule, PgListenerModule],
+  imports: [IdempotencyModule, MailModule, DatabaseOutageModule, PgListenerModule, TransactionsModule],
   controllers: [NotificationsController, NotificationPrefsController, DeliveriesController],
   providers: [
     NotificationsRepository,

@@ -1,21 +1,20 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { TaskAccess } from '../access/access.service';
 import { ReleaseGradesResponse } from './dto/release-grades.dto';
 import { ReleasedRow, ReleaseScope, SubmissionsRepository } from './submissions.repository';
+import { Transactions, Tx } from '../database/transactions';
 
 /** Releasing grades (CONTRACT §5.3): the release and its GRADE_RELEASED notices commit together. */
 @Injectable()
 export class GradeReleases {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly submissions: SubmissionsRepository,
   ) {}
 
   /** `POST /tasks/:taskId/grades/release`: every graded, unreleased submission (of `userIds` when given). */
   async release({ taskId }: TaskAccess, userIds: string[] | undefined): Promise<ReleaseGradesResponse> {
-    const released = await this.dataSource.transaction((manager) =>
+    const released = await this.transactions.run((manager) =>
       this.releaseGraded(manager, taskId, { userIds }),
     );
     return { released: released.length };
@@ -25,7 +24,7 @@ export class GradeReleases {
    * Releases the graded, unreleased submissions of the task in `scope` and produces their notices, in the
    * caller's transaction (a grade under IMMEDIATE, a task switched to IMMEDIATE); those released.
    */
-  async releaseGraded(manager: EntityManager, taskId: string, scope: ReleaseScope): Promise<ReleasedRow[]> {
+  async releaseGraded(manager: Tx, taskId: string, scope: ReleaseScope): Promise<ReleasedRow[]> {
     const released = await this.submissions.release(manager, taskId, scope);
     await this.submissions.notifyReleased(
       manager,

@@ -16,6 +16,7 @@ import { AttachmentJson, attachmentsJsonSql } from '../files/attachments.sql';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { Submission } from './entities/submission.entity';
 import { GradeRelease } from './grade-release';
+import { Tx } from '../database/transactions';
 
 /** A submission as the queries read it: the row with `isLate` (CONTRACT §5.2), judged when read. */
 export type SubmissionRow = Submission & { isLate: boolean };
@@ -176,6 +177,8 @@ const GRADES_RELEASED = compileFanOut({
 });
 
 /** Submissions and their attachments. Rows have the entities' property names (columns aliased). */
+const MINE = `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.task_id = $1 AND s.user_id = $2`;
+
 @Injectable()
 export class SubmissionsRepository {
   constructor(
@@ -198,13 +201,13 @@ export class SubmissionsRepository {
     return one<UpsertRow>(db, UPSERT_MINE, [taskId, userId, content]);
   }
 
-  /** `lock`: FOR UPDATE, until the transaction of `db` ends. */
-  findMine(db: Db, taskId: string, userId: string, lock = false): Promise<SubmissionRow | null> {
-    return one<SubmissionRow>(
-      db,
-      `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.task_id = $1 AND s.user_id = $2${lock ? ' FOR UPDATE' : ''}`,
-      [taskId, userId],
-    );
+  findMine(db: Db, taskId: string, userId: string): Promise<SubmissionRow | null> {
+    return one<SubmissionRow>(db, MINE, [taskId, userId]);
+  }
+
+  /** The caller's submission locked FOR UPDATE until `tx` ends. */
+  lockMine(tx: Tx, taskId: string, userId: string): Promise<SubmissionRow | null> {
+    return one<SubmissionRow>(tx, `${MINE} FOR UPDATE`, [taskId, userId]);
   }
 
   findInTask(db: Db, taskId: string, submissionId: string): Promise<SubmissionRow | null> {

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { memberDueAtSql, memberSeesTaskSql } from '../access/task-rules.sql';
 import { isoSql } from '../common/utils/time';
 import { Db, one, rows } from '../database/sql';
+import { Tx } from '../database/transactions';
 import { compileFanOut } from '../notifications/production/notification-fan-out';
 import { defineNotificationType, localTime } from '../notifications/production/notification-types';
 import { Notifier } from '../notifications/production/notifier';
@@ -82,7 +83,7 @@ export class TaskExtensionsRepository {
    * The task's dueAt, with the task row share-locked until the transaction ends, so dueAt cannot move while an
    * extension is judged against it; null when the task is gone or deleted.
    */
-  lockTaskDue(db: Db, taskId: string): Promise<{ due_at: Date | null } | null> {
+  lockTaskDue(db: Tx, taskId: string): Promise<{ due_at: Date | null } | null> {
     return one(db, `SELECT due_at FROM tasks WHERE id = $1 AND deleted_at IS NULL FOR SHARE`, [taskId]);
   }
 
@@ -90,7 +91,7 @@ export class TaskExtensionsRepository {
    * Locks the membership of `userId` in the class until the transaction ends: writes of one member's extensions
    * run one at a time (each sees the one before), and the member cannot leave meanwhile. False when not a member.
    */
-  async lockMember(db: Db, classId: string, userId: string): Promise<boolean> {
+  async lockMember(db: Tx, classId: string, userId: string): Promise<boolean> {
     const locked = await rows(
       db,
       `SELECT 1 FROM class_members WHERE class_id = $1 AND user_id = $2 FOR NO KEY UPDATE`,

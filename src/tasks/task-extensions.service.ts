@@ -1,17 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { TaskAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { ExtensionResponse, PutExtensionDto } from './dto/extension.dto';
 import { TaskExtensionsRepository } from './task-extensions.repository';
 import { toExtensionResponse } from './tasks.mapper';
+import { Transactions } from '../database/transactions';
 
 /** Members' own deadlines (CONTRACT §5.1). `access` comes from the routes' `@TaskManagerRoute()`. */
 @Injectable()
 export class TaskExtensionsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly extensions: TaskExtensionsRepository,
   ) {}
 
@@ -27,7 +26,7 @@ export class TaskExtensionsService {
     dto: PutExtensionDto,
   ): Promise<ExtensionResponse> {
     const dueAt = new Date(dto.dueAt);
-    return this.dataSource.transaction(async (db) => {
+    return this.transactions.run(async (db) => {
       const task = await this.extensions.lockTaskDue(db, taskId);
       if (!task) throw AppError.notFound('Task');
       if (!(await this.extensions.lockMember(db, classId, memberId))) throw AppError.notFound('Member');

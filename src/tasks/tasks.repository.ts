@@ -10,6 +10,7 @@ import { affected, Db, entityManager, one, Prepared, rows } from '../database/sq
 import { TaskAttachment } from './entities/task-attachment.entity';
 import { GradeRelease } from '../submissions/grade-release';
 import { Task } from './entities/task.entity';
+import { Tx } from '../database/transactions';
 
 /**
  * One task as the summary query answers it, with the caller's role, state and the counts; timestamps are
@@ -232,7 +233,7 @@ export class TasksRepository {
   }
 
   /** The task row, locked until the transaction ends; 404 when it is gone or deleted meanwhile. */
-  async lockLive(db: Db, taskId: string): Promise<Task> {
+  async lockLive(db: Tx, taskId: string): Promise<Task> {
     const task = await entityManager(db)
       .getRepository(Task)
       .findOne({ where: { id: taskId, deletedAt: IsNull() }, lock: { mode: 'pessimistic_write' } });
@@ -286,7 +287,7 @@ export class TasksRepository {
    * locks task rows takes this lock first: removing a deleted task from its dependents locks their rows while
    * holding it, so a writer holding a dependent's row and waiting here would deadlock with it.
    */
-  async lockGraph(db: Db, classId: string): Promise<void> {
+  async lockGraph(db: Tx, classId: string): Promise<void> {
     await rows(db, `SELECT pg_advisory_xact_lock(hashtextextended('tasks.blocked_by:' || $1, 0))`, [classId]);
   }
 
@@ -341,7 +342,7 @@ export class TasksRepository {
   }
 
   /** Keeps the record for its submissions; body, attachments and Markdown draft go. */
-  async softDelete(db: Db, taskId: string): Promise<void> {
+  async softDelete(db: Tx, taskId: string): Promise<void> {
     const entities = entityManager(db);
     await entities.delete(TaskAttachment, { taskId });
     await this.deleteMarkdown(db, taskId);

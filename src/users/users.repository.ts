@@ -7,6 +7,7 @@ import { AuthUser } from '../common/decorators/current-user.decorator';
 import { withConstraintErrors } from '../common/errors/constraint-errors';
 import { Db, entityManager, one, Prepared, rows } from '../database/sql';
 import { User } from './entities/user.entity';
+import { Tx } from '../database/transactions';
 
 export interface CredentialsRow {
   id: string;
@@ -61,7 +62,7 @@ export class UsersRepository {
   }
 
   /** The user row locked FOR UPDATE until the transaction of `db` ends. */
-  lockForUpdate(db: Db, id: string): Promise<User | null> {
+  lockForUpdate(db: Tx, id: string): Promise<User | null> {
     return entityManager(db)
       .getRepository(User)
       .findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });

@@ -24,23 +24,23 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   common: ['config'],
   database: ['config'],
   access: [],
-  ai: [],
+  ai: ['idempotency'],
   attachments: ['access', 'submissions', 'tasks'],
-  auth: ['mail', 'notifications', 'settings', 'users'],
-  calendar: ['access'],
-  classes: ['access', 'files'],
+  auth: ['idempotency', 'mail', 'notifications', 'settings', 'users'],
+  calendar: ['access', 'idempotency'],
+  classes: ['access', 'files', 'idempotency'],
   cli: ['files', 'schools', 'settings', 'users'],
-  comments: ['access', 'notifications'],
+  comments: ['access', 'idempotency', 'notifications'],
   files: ['access'],
   health: ['files'],
   idempotency: [],
   mail: [],
-  notifications: ['access', 'mail'],
+  notifications: ['access', 'idempotency', 'mail'],
   schools: [],
   settings: [],
-  submissions: ['access', 'classes', 'files', 'notifications'],
-  tasks: ['access', 'ai', 'classes', 'files', 'notifications', 'submissions'],
-  users: ['classes', 'schools'],
+  submissions: ['access', 'classes', 'files', 'idempotency', 'notifications'],
+  tasks: ['access', 'ai', 'classes', 'files', 'idempotency', 'notifications', 'submissions'],
+  users: ['classes', 'idempotency', 'schools'],
 };
 
 /**
@@ -377,6 +377,15 @@ describe('architecture of src/', () => {
         .map((specifier) => `${file.path} imports ${specifier}`),
       ...sqlStrings(file.text).map((sql) => `${file.path} holds SQL: ${sql.slice(0, 60)}`),
     ]);
+    expect(offences).toEqual([]);
+  });
+
+  it('opens transactions only through Transactions, which alone makes a Tx', () => {
+    const offences = files
+      .filter(
+        (file) => file.path !== 'database/transactions.ts' && /\.transaction\(|\bas Tx\b/.test(file.text),
+      )
+      .map((file) => file.path);
     expect(offences).toEqual([]);
   });
 });
