@@ -15,7 +15,7 @@ describe('NotificationsRepository and DeliveriesRepository (real PostgreSQL)', (
   beforeAll(async () => {
     source = await createTestDataSource();
     db = source.db;
-    notifications = new NotificationsRepository(db, new Notifier());
+    notifications = new NotificationsRepository(db, new Notifier(source.config));
     deliveries = new DeliveriesRepository(db);
     let classId: string;
     ({ ownerId: userId, classId } = await seedClass(db, 'inbox@example.test'));

@@ -15,7 +15,7 @@ describe('SubmissionsRepository (real PostgreSQL)', () => {
   beforeAll(async () => {
     source = await createTestDataSource();
     db = source.db;
-    submissions = new SubmissionsRepository(db, new Notifier());
+    submissions = new SubmissionsRepository(db, new Notifier(source.config));
     let classId: string;
     ({ ownerId, classId } = await seedClass(db, 'owner@example.test'));
     ({ id: taskId } = (await one<{ id: string }>(

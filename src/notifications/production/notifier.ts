@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { Db, one } from '../../database/sql';
+import { AppConfig } from '../../config/config';
+import { InjectConfig } from '../../config/config.module';
+import { bulkRows, Db } from '../../database/sql';
 import { CompiledFanOut } from './notification-fan-out';
 
 /** What one fan-out statement produced. */
@@ -12,11 +14,15 @@ export interface Produced {
 /**
  * The one way to produce notifications, for every module: `produce` runs a fan-out (`compileFanOut`) in the
  * caller's transaction (`db`), so the notifications exist exactly when the write that causes them commits.
- * They are PENDING until the delivery loop routes them to the inbox and the recipient's channels.
+ * They are PENDING until the delivery loop routes them to the inbox and the recipient's channels. A fan-out
+ * over a large class may take longer than an interactive statement: it has the bulk statement limit.
  */
 @Injectable()
 export class Notifier {
+  constructor(@InjectConfig() private readonly config: Pick<AppConfig, 'database'>) {}
+
   async produce(db: Db, fanOut: CompiledFanOut, values: unknown[] = []): Promise<Produced> {
-    return (await one<Produced>(db, fanOut.sql, values))!;
+    const limitMs = this.config.database.bulkQueryTimeoutMs;
+    return (await bulkRows<Produced>(db, limitMs, fanOut.sql, values))[0];
   }
 }
