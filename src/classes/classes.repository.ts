@@ -191,7 +191,7 @@ export class ClassesRepository {
   }
 
   async setOwner(db: Db, classId: string, ownerId: string): Promise<void> {
-    await rows(db, `UPDATE classes SET owner_id = $2, updated_at = CURRENT_TIMESTAMP(3) WHERE id = $1`, [
+    await rows(db, `UPDATE classes SET owner_id = $2, updated_at = now()::timestamptz(3) WHERE id = $1`, [
       classId,
       ownerId,
     ]);
@@ -204,7 +204,7 @@ export class ClassesRepository {
   async trySetInviteCode(db: Tx, classId: string, code: string): Promise<boolean> {
     await rows(db, 'SAVEPOINT new_invite_code');
     try {
-      await rows(db, `UPDATE classes SET invite_code = $2, updated_at = CURRENT_TIMESTAMP(3) WHERE id = $1`, [
+      await rows(db, `UPDATE classes SET invite_code = $2, updated_at = now()::timestamptz(3) WHERE id = $1`, [
         classId,
         code,
       ]);

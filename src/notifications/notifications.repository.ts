@@ -132,7 +132,7 @@ const SCOPES: Record<PublicationScope, { where: string; markerProbe: string }> =
   // `OFFSET 0` keeps the marker check a per-task index probe: the planner cannot estimate the `now()` range
   // and would otherwise hash every marker row on every poll.
   recent: {
-    where: `greatest(t.published_at, t.start_at) > CURRENT_TIMESTAMP(3) - interval '1 hour'`,
+    where: `greatest(t.published_at, t.start_at) > now()::timestamptz(3) - interval '1 hour'`,
     markerProbe: 'OFFSET 0',
   },
   // A full scan hashes the markers once, which is cheaper than a probe per task.
@@ -179,7 +179,7 @@ const ANNOUNCED_TASK = `EXISTS (SELECT 1 FROM notification_task_publications p W
 
 /** Of the offsets `$1` whose moment (`deadline` − h) has come, the smallest one, as the lateral row `o`. */
 const dueOffsetSql = (deadline: string): string => `LATERAL (
-    SELECT min(h) AS hours FROM unnest($1::float8[]) AS h WHERE ${deadline} - h * interval '1 hour' <= CURRENT_TIMESTAMP(3)
+    SELECT min(h) AS hours FROM unnest($1::float8[]) AS h WHERE ${deadline} - h * interval '1 hour' <= now()::timestamptz(3)
   ) o`;
 
 /**
@@ -195,7 +195,7 @@ const REMIND = compileFanOut({
       FROM tasks t
       CROSS JOIN ${dueOffsetSql('t.due_at')}
      WHERE ${VISIBLE_TASK} AND ${ANNOUNCED_TASK}
-       AND t.due_at > CURRENT_TIMESTAMP(3) AND t.due_at <= CURRENT_TIMESTAMP(3) + $2::float8 * interval '1 hour'
+       AND t.due_at > now()::timestamptz(3) AND t.due_at <= now()::timestamptz(3) + $2::float8 * interval '1 hour'
        AND o.hours IS NOT NULL
        AND NOT EXISTS (
          SELECT 1 FROM notification_task_reminders r
@@ -231,7 +231,7 @@ const REMIND_EXTENDED = compileFanOut({
       JOIN tasks t ON t.id = e.task_id
       JOIN users u ON u.id = e.user_id AND u.is_active
       CROSS JOIN ${dueOffsetSql('e.due_at')}
-     WHERE e.due_at > CURRENT_TIMESTAMP(3) AND e.due_at <= CURRENT_TIMESTAMP(3) + $2::float8 * interval '1 hour'
+     WHERE e.due_at > now()::timestamptz(3) AND e.due_at <= now()::timestamptz(3) + $2::float8 * interval '1 hour'
        AND e.due_at > t.due_at AND ${VISIBLE_TASK} AND ${ANNOUNCED_TASK}
        AND o.hours IS NOT NULL
        AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.task_id = t.id AND s.user_id = e.user_id)
@@ -324,7 +324,7 @@ export class NotificationsRepository {
     const marked = await one<{ id: string }>(
       this.dataSource,
       `WITH marked AS (
-         UPDATE notifications SET read_at = coalesce(read_at, CURRENT_TIMESTAMP(3))
+         UPDATE notifications SET read_at = coalesce(read_at, now()::timestamptz(3))
           WHERE id = $1 AND user_id = $2 AND status = 'SENT'
           RETURNING id)
        SELECT id FROM marked`,
@@ -338,7 +338,7 @@ export class NotificationsRepository {
     const row = await one<{ updated: number }>(
       this.dataSource,
       `WITH marked AS (
-         UPDATE notifications SET read_at = CURRENT_TIMESTAMP(3)
+         UPDATE notifications SET read_at = now()::timestamptz(3)
           WHERE user_id = $1 AND status = 'SENT' AND read_at IS NULL
           RETURNING 1)
        SELECT count(*)::int AS updated FROM marked`,
@@ -383,7 +383,7 @@ export class NotificationsRepository {
       `INSERT INTO notification_prefs (id, user_id, channel, address, is_enabled, secret)
        VALUES (COALESCE($6::uuid, gen_random_uuid()), $1, $2, $3, $4, $5)
        ON CONFLICT (user_id, channel)
-       DO UPDATE SET address = EXCLUDED.address, is_enabled = EXCLUDED.is_enabled, updated_at = CURRENT_TIMESTAMP(3)
+       DO UPDATE SET address = EXCLUDED.address, is_enabled = EXCLUDED.is_enabled, updated_at = now()::timestamptz(3)
        RETURNING ${PREF_COLUMNS}`,
       [userId, pref.channel, pref.address, pref.isEnabled, pref.secret, pref.id],
     );

@@ -138,7 +138,7 @@ const UPSERT_MINE = new Prepared(
    ), saved AS (
      INSERT INTO submissions AS s (task_id, user_id, content)
      SELECT $1::uuid, $2::uuid, $3::text FROM rules WHERE NOT rules.late AND NOT rules.locked
-     ON CONFLICT (task_id, user_id) DO UPDATE SET content = EXCLUDED.content, last_updated_at = CURRENT_TIMESTAMP(3)
+     ON CONFLICT (task_id, user_id) DO UPDATE SET content = EXCLUDED.content, last_updated_at = now()::timestamptz(3)
      RETURNING ${SUBMISSION_COLUMNS}
    )
    SELECT rules.late, rules.locked, rules.role, saved.*,
@@ -247,7 +247,7 @@ export class SubmissionsRepository {
     const row = await one<{ id: string }>(
       db,
       `INSERT INTO submissions (task_id, user_id) VALUES ($1, $2)
-           ON CONFLICT (task_id, user_id) DO UPDATE SET last_updated_at = CURRENT_TIMESTAMP(3)
+           ON CONFLICT (task_id, user_id) DO UPDATE SET last_updated_at = now()::timestamptz(3)
            RETURNING id`,
       [taskId, userId],
     );
@@ -291,7 +291,7 @@ export class SubmissionsRepository {
            DELETE FROM submission_attachments a USING submissions s
             WHERE a.id = $3 AND a.submission_id = s.id AND s.task_id = $1 AND s.user_id = $2
            RETURNING a.submission_id, a.file_key)
-         UPDATE submissions s SET last_updated_at = CURRENT_TIMESTAMP(3) FROM gone
+         UPDATE submissions s SET last_updated_at = now()::timestamptz(3) FROM gone
           WHERE s.id = gone.submission_id
          RETURNING gone.file_key AS "fileKey"`,
       [taskId, userId, attachmentId],
@@ -337,7 +337,7 @@ export class SubmissionsRepository {
             feedback = CASE WHEN $5 THEN $6 ELSE s.feedback END,
             is_exemplary = COALESCE($7, s.is_exemplary),
             reviewer_id = $8,
-            reviewed_at = CURRENT_TIMESTAMP(3)
+            reviewed_at = now()::timestamptz(3)
            FROM task
           WHERE s.id = $1 AND s.task_id = $2
           RETURNING ${SUBMISSION_COLUMNS}, task.grade_release AS "gradeRelease"`,
@@ -391,7 +391,7 @@ export class SubmissionsRepository {
           ORDER BY s.id
           FOR UPDATE
        )
-       UPDATE submissions s SET released_at = CURRENT_TIMESTAMP(3) FROM due WHERE s.id = due.id
+       UPDATE submissions s SET released_at = now()::timestamptz(3) FROM due WHERE s.id = due.id
        RETURNING s.id, s.released_at AS "releasedAt"`,
       [taskId, scope.userIds ?? null, scope.submissionId ?? null],
     );

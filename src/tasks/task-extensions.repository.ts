@@ -118,7 +118,7 @@ export class TaskExtensionsRepository {
            allow_late_submission = EXCLUDED.allow_late_submission,
            updated_at = CASE
              WHEN (x.due_at, x.allow_late_submission) IS DISTINCT FROM (EXCLUDED.due_at, EXCLUDED.allow_late_submission)
-             THEN CURRENT_TIMESTAMP(3) ELSE x.updated_at END
+             THEN now()::timestamptz(3) ELSE x.updated_at END
          RETURNING x.*
        )
        SELECT ${EXTENSION_COLUMNS}, previous.due_at IS DISTINCT FROM e.due_at AS due_changed

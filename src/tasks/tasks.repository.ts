@@ -250,7 +250,7 @@ export class TasksRepository {
       db,
       `INSERT INTO tasks (class_id, title, description, source_text, start_at, due_at, allow_late_submission,
                             grade_release, blocked_by, created_by, is_published, published_at)
-         SELECT c.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $11 THEN CURRENT_TIMESTAMP(3) END
+         SELECT c.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $11 THEN now()::timestamptz(3) END
            FROM classes c WHERE c.id = $1 FOR KEY SHARE OF c
          RETURNING id`,
       [
@@ -349,7 +349,7 @@ export class TasksRepository {
     await entities.update(
       Task,
       { id: taskId },
-      { deletedAt: () => 'CURRENT_TIMESTAMP(3)', description: null, sourceText: null },
+      { deletedAt: () => 'now()::timestamptz(3)', description: null, sourceText: null },
     );
   }
 
@@ -363,7 +363,7 @@ export class TasksRepository {
     const saved = await rows(
       db,
       `INSERT INTO task_user_states AS us (task_id, user_id, viewed_at)
-       SELECT t.id, $2, CURRENT_TIMESTAMP(3) ${LIVE_TASK_LOCKED}
+       SELECT t.id, $2, now()::timestamptz(3) ${LIVE_TASK_LOCKED}
        ON CONFLICT (task_id, user_id) DO UPDATE SET viewed_at = COALESCE(us.viewed_at, EXCLUDED.viewed_at)
        RETURNING 1`,
       [taskId, userId],
@@ -397,7 +397,7 @@ export class TasksRepository {
   async cacheMarkdown(db: Db, taskId: string, markdown: string, ttl: string): Promise<void> {
     await rows(
       db,
-      `INSERT INTO task_markdown_cache (task_id, markdown, expires_at) VALUES ($1, $2, CURRENT_TIMESTAMP(3) + $3::interval)
+      `INSERT INTO task_markdown_cache (task_id, markdown, expires_at) VALUES ($1, $2, now()::timestamptz(3) + $3::interval)
        ON CONFLICT (task_id) DO UPDATE SET markdown = EXCLUDED.markdown, expires_at = EXCLUDED.expires_at`,
       [taskId, markdown, ttl],
     );
@@ -407,7 +407,7 @@ export class TasksRepository {
   async cachedMarkdown(db: Db, taskId: string): Promise<string | null> {
     const row = await one<{ markdown: string }>(
       db,
-      `SELECT markdown FROM task_markdown_cache WHERE task_id = $1 AND expires_at > CURRENT_TIMESTAMP(3)`,
+      `SELECT markdown FROM task_markdown_cache WHERE task_id = $1 AND expires_at > now()::timestamptz(3)`,
       [taskId],
     );
     return row?.markdown ?? null;
@@ -417,7 +417,7 @@ export class TasksRepository {
   purgeExpiredMarkdown(): Promise<number> {
     return affected(
       this.dataSource,
-      `DELETE FROM task_markdown_cache WHERE expires_at <= CURRENT_TIMESTAMP(3)`,
+      `DELETE FROM task_markdown_cache WHERE expires_at <= now()::timestamptz(3)`,
     );
   }
 

@@ -123,7 +123,7 @@ export class TasksService {
         changes.blockedBy = await this.checkBlockedBy(manager, task.classId, task.id, dto.blockedBy);
       if (publishing) {
         changes.isPublished = true;
-        changes.publishedAt = () => 'CURRENT_TIMESTAMP(3)';
+        changes.publishedAt = () => 'now()::timestamptz(3)';
         // The cached Markdown draft belongs to the draft stage.
         await this.tasks.deleteMarkdown(manager, taskId);
       }
