@@ -204,10 +204,11 @@ export class ClassesRepository {
   async trySetInviteCode(db: Tx, classId: string, code: string): Promise<boolean> {
     await rows(db, 'SAVEPOINT new_invite_code');
     try {
-      await rows(db, `UPDATE classes SET invite_code = $2, updated_at = now()::timestamptz(3) WHERE id = $1`, [
-        classId,
-        code,
-      ]);
+      await rows(
+        db,
+        `UPDATE classes SET invite_code = $2, updated_at = now()::timestamptz(3) WHERE id = $1`,
+        [classId, code],
+      );
       return true;
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;

@@ -39,7 +39,7 @@ describe('notification type registry', () => {
   it('gives every type title and content SQL that runs with the aliases a fan-out provides', async () => {
     for (const type of notificationTypes()) {
       // Whatever the variables, NULL stands for them: this checks the texts' SQL, not their values.
-      const vars = new Proxy({} as Record<string, string>, { get: () => 'NULL' });
+      const vars = new Proxy({}, { get: () => 'NULL' });
       const { title, content } = type.texts(vars);
       // The aliases the fan-out provides, with one row each, so every text is evaluated once.
       const [row] = await ctx.db.query(

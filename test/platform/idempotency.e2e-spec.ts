@@ -74,7 +74,7 @@ describe('Idempotency-Key (CONTRACT §5.6)', () => {
       [owner.id, key],
     );
     expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
-    for (const text of [JSON.stringify(body), stableStringify(body)!])
+    for (const text of [JSON.stringify(body), stableStringify(body)])
       expect(fingerprint).not.toBe(createHash('sha256').update(text).digest('hex'));
   });
 
