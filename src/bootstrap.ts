@@ -21,6 +21,9 @@ import { tagJsonAnswers } from './common/http/entity-tags';
 import { loggerOptions, logRequests } from './common/http/logger';
 import { answerClientErrors, applyServerTimeouts } from './common/http/slow-clients';
 import { AppConfig } from './config/config';
+import { IDEMPOTENCY_EXTENSION } from './idempotency/idempotent-write.decorator';
+import { TEST_EVENT } from './notifications/entities/notification-delivery.entity';
+import { documentNotificationTypes } from './notifications/production/notification-types';
 import { runMigrationsLocked } from './database/migrate';
 import { sessionUrl } from './database/typeorm-options';
 
@@ -89,6 +92,7 @@ function setupOpenApi(app: NestExpressApplication): void {
   documentPlatformRules(document);
   documentSafeRetries(document);
   documentErrorBodies(document);
+  documentNotificationTypes(document, TEST_EVENT);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
 }
 
@@ -122,22 +126,21 @@ function documentPlatformRules(document: OpenAPIObject): void {
   }
 }
 
-const WRITE_METHODS = ['post', 'put', 'patch'];
-
 /**
- * Safe retries and conditional requests as the platform applies them: `Idempotency-Key` on every authenticated POST, PUT and PATCH (the
- * IdempotencyInterceptor that IdempotentWriteRoutes puts on each, which no route states), with its 409 and 422 and the `Idempotent-Replayed`
- * header of a replay; the `ETag` of every answer of a route that documents a 304 or a 412
- * (`@EntityTagged()`, `@IfMatchRoute()`).
+ * Safe retries and conditional requests as the routes declare them: `Idempotency-Key` on each write marked `@IdempotentWrite()` (the
+ * `x-idempotency-key` extension it sets), with its 409 and 422 and the `Idempotent-Replayed` header of a
+ * replay; the `ETag` of every answer of a route that documents a 304 or a 412 (`@ApiNotModifiedResponse()`,
+ * `@IfMatchRoute()`).
  */
 function documentSafeRetries(document: OpenAPIObject): void {
   for (const operations of Object.values(document.paths)) {
-    for (const [method, operation] of Object.entries(operations as Record<string, OperationObject>)) {
+    for (const operation of Object.values(operations as Record<string, OperationObject>)) {
       if (operation.responses['304'] || operation.responses['412']) {
         addSuccessHeader(operation, 'ETag', 'Strong tag of this answer', { type: 'string' });
       }
-      const authenticated = !(Array.isArray(operation.security) && operation.security.length === 0);
-      if (!authenticated || !WRITE_METHODS.includes(method)) continue;
+      const idempotency = (operation as unknown as Record<string, unknown>)[IDEMPOTENCY_EXTENSION] as
+        { answer: string } | undefined;
+      if (!idempotency || idempotency.answer === 'none') continue;
       operation.parameters = [
         ...(operation.parameters ?? []),
         {
@@ -156,7 +159,11 @@ function documentSafeRetries(document: OpenAPIObject): void {
         { type: 'string', enum: ['true'] },
       );
       operation.responses['409'] ??= {
-        description: 'CONFLICT: a request with this Idempotency-Key is still in progress',
+        description:
+          idempotency.answer === 'withheld'
+            ? 'CONFLICT: a request with this Idempotency-Key is still in progress; ' +
+              'IDEMPOTENCY_ANSWER_NOT_KEPT: it was carried out, and its answer (a credential) is not kept'
+            : 'CONFLICT: a request with this Idempotency-Key is still in progress',
       };
       operation.responses['422'] = {
         description: 'IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used for another request',

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { Db, one, Prepared, rows } from '../database/sql';
 import { ClassRole } from './class-roles';
 import { memberSeesTaskSql } from './task-rules.sql';
+import { Tx } from '../database/transactions';
 
 /** The caller's role in a class (null when not a member); no row when the class does not exist. */
 export interface ClassRoleRow {
@@ -78,7 +79,7 @@ export class AccessRepository {
   }
 
   /** Locks the class row FOR UPDATE until the transaction of `db` ends (nothing when there is none). */
-  async lockClass(db: Db, classId: string): Promise<void> {
+  async lockClass(db: Tx, classId: string): Promise<void> {
     await rows(db, `SELECT 1 FROM classes WHERE id = $1 FOR UPDATE`, [classId]);
   }
 

@@ -1,21 +1,20 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { sameUuid } from '../common/utils/uuid';
 import { AccessRepository, ClassRoleRow, TaskAccessRow } from './access.repository';
 import { ClassRole, MANAGER_ROLES } from './class-roles';
+import { Transactions, Tx } from '../database/transactions';
 
 export interface ClassAccess {
   classId: string;
   role: ClassRole;
   isPersonal: boolean;
+  /** OWNER or ADMIN of the class. */
+  canManage: boolean;
 }
 
 export interface TaskAccess extends ClassAccess {
   taskId: string;
-  /** OWNER or ADMIN of the task's class. */
-  canManage: boolean;
 }
 
 /** Access to one submission (`GET /submissions/:submissionId`): its task's access and its submitter. */
@@ -37,7 +36,7 @@ export interface AttachmentAccess extends TaskAccess {
 @Injectable()
 export class AccessService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly repository: AccessRepository,
   ) {}
 
@@ -47,7 +46,7 @@ export class AccessService {
     userId: string,
     allowed?: readonly ClassRole[],
   ): Promise<ClassAccess> {
-    const row = await this.repository.classRole(this.dataSource, classId, userId);
+    const row = await this.repository.classRole(this.transactions.autocommit, classId, userId);
     return this.decideClassRole(row, classId, allowed);
   }
 
@@ -57,7 +56,7 @@ export class AccessService {
    * time per class and decide on the roles as they are now, not as the guard saw them before the transaction.
    */
   async lockClassRole(
-    manager: EntityManager,
+    manager: Tx,
     classId: string,
     userId: string,
     allowed?: readonly ClassRole[],
@@ -152,6 +151,6 @@ export class AccessService {
     const { role, is_personal: isPersonal } = row;
     if (role === null) throw AppError.forbidden('You are not a member of this class');
     if (allowed && !allowed.includes(role)) throw AppError.forbidden();
-    return { classId, role, isPersonal };
+    return { classId, role, isPersonal, canManage: MANAGER_ROLES.includes(role) };
   }
 }

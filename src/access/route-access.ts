@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { AttachmentAccess, ClassAccess, SubmissionAccess, TaskAccess } from './access.service';
 import { ClassRole } from './class-roles';
 
-/** Metadata key of every access decorator; test/platform/access-routes.spec.ts requires it on resource routes. */
+/** Metadata key of every access decorator; test/platform/access-routes.e2e-spec.ts requires a decision on routes keyed by an id. */
 export const ROUTE_ACCESS = 'routeAccess';
 
 /**

@@ -6,7 +6,7 @@
 
 /** A MEMBER sees a task once it is published and started. Deleted tasks are excluded separately. */
 export const memberSeesTaskSql = (task: string): string =>
-  `(${task}.is_published AND (${task}.start_at IS NULL OR ${task}.start_at <= CURRENT_TIMESTAMP(3)))`;
+  `(${task}.is_published AND (${task}.start_at IS NULL OR ${task}.start_at <= now()::timestamptz(3)))`;
 
 /** What a caller of class role `role` sees: OWNER and ADMIN every task, a MEMBER as `memberSeesTaskSql`. */
 export const roleSeesTaskSql = (task: string, role: string): string =>
@@ -56,7 +56,7 @@ export const memberDueAtSql = (task: string, userId: string): string =>
 /** The late rule for `userId`, judged by the database clock: a write at exactly the deadline is in time. */
 export const lateClosedSql = (task: string, userId: string): string =>
   `EXISTS (SELECT 1 FROM ${memberDeadlineSql(task, userId)} deadline
-            WHERE NOT deadline.allow_late AND deadline.due_at < CURRENT_TIMESTAMP(3))`;
+            WHERE NOT deadline.allow_late AND deadline.due_at < now()::timestamptz(3))`;
 
 /**
  * `isLate` of a submission: first submitted after its submitter's deadline as it stands now;

@@ -14,6 +14,7 @@ import { ErrorResponse } from '../common/errors/error.response';
 import { AiService } from './ai.service';
 import { ParseTextDto } from './dto/parse-text.dto';
 import { ParseResultResponse } from './dto/parse-result.response';
+import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 @ApiTags('tasks')
 @ApiBearerAuth()
@@ -36,6 +37,7 @@ export class AiController {
     type: ErrorResponse,
     description: 'text missing, empty or longer than 20,000 characters',
   })
+  @IdempotentWrite()
   parse(@Body() body: ParseTextDto, @CurrentUser() user: AuthUser): Promise<ParseResultResponse> {
     return this.ai.parseText(body.text, user);
   }

@@ -6,8 +6,10 @@ import { AiProvider } from './ai-provider';
 import { AiService } from './ai.service';
 import { LocalAiProvider } from './local/local-ai.provider';
 import { OpenAiProvider } from './openai/openai-ai.provider';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 @Module({
+  imports: [IdempotencyModule],
   controllers: [AiController],
   providers: [
     {

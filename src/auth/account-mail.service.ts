@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { Tx } from '../database/transactions';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { MailMessage } from '../mail/mail-sender';
@@ -51,7 +51,7 @@ export class AccountMailService {
    * and the client may simply retry. Never throws for a delivery failure: the durable outbox is sent (and
    * retried while SMTP is down) by the notification delivery worker after the commit.
    */
-  async send(manager: EntityManager, kind: TokenPurpose, to: string, token: string): Promise<void> {
+  async send(manager: Tx, kind: TokenPurpose, to: string, token: string): Promise<void> {
     await this.outbox.enqueueMail(this.compose(kind, to, token), manager);
   }
 

@@ -18,6 +18,7 @@ import { ChangePasswordDto, EmailChangeDto, EmailConfirmDto } from './dto/reques
 import { AuthResponseDto, MessageDto } from './dto/responses.dto';
 import { EmailChangeService } from './email-change.service';
 import { PasswordCheckThrottle } from '../common/throttling/throttles';
+import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 /** Credentials of the logged-in user: password and e-mail address. */
 @ApiTags('users')
@@ -42,6 +43,7 @@ export class AccountController {
     description: 'UNAUTHORIZED (token), or INVALID_CREDENTIALS (current password wrong)',
   })
   @ApiTooManyRequestsResponse({ description: 'RATE_LIMITED: more than 10 attempts in a minute' })
+  @IdempotentWrite({ answerWithheldBecause: 'its answer is a new login token' })
   changePassword(
     @CurrentUser() user: AuthUser,
     @BearerToken() token: string,
@@ -62,6 +64,7 @@ export class AccountController {
       'RATE_LIMITED: more than 5 e-mails to this address, or 5 e-mail change mails of this account, in 24 hours',
   })
   @ApiServiceUnavailableResponse({ description: 'CAPTCHA_UNAVAILABLE' })
+  @IdempotentWrite()
   requestEmailChange(
     @CurrentUser() user: AuthUser,
     @Body() body: EmailChangeDto,
@@ -76,6 +79,7 @@ export class AccountController {
   @ApiBadRequestResponse({ description: 'INVALID_TOKEN: unknown, used, expired, or issued to another user' })
   @ApiUnauthorizedResponse({ description: 'UNAUTHORIZED' })
   @ApiConflictResponse({ description: 'CONFLICT: the address was taken by another account meanwhile' })
+  @IdempotentWrite()
   confirmEmailChange(@CurrentUser() user: AuthUser, @Body() body: EmailConfirmDto): Promise<UserDto> {
     return this.emailChange.confirm(user.id, body.token);
   }

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { deleteFinishedThrottlingWindows } from '../common/throttling/pg-throttler.storage';
 import { affected, Db, one, rows } from '../database/sql';
 import { TokenPurpose } from './entities/auth-token.entity';
+import { Tx } from '../database/transactions';
 
 export interface GrantRow {
   email: string;
@@ -80,7 +81,7 @@ export class AuthTokensRepository {
   }
 
   /** A transaction-scoped advisory lock on (`space`, hash of `key`). */
-  async lock(db: Db, space: number, key: string): Promise<void> {
+  async lock(db: Tx, space: number, key: string): Promise<void> {
     await rows(db, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, [space, key]);
   }
 

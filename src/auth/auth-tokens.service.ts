@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { Tx } from '../database/transactions';
 import { AppError, ErrorCode } from '../common/errors/app-error';
 import { AuthTokensRepository, GrantRow } from './auth-tokens.repository';
 import { TokenPurpose } from './entities/auth-token.entity';
@@ -27,12 +27,7 @@ export class AuthTokensService {
   constructor(private readonly tokens: AuthTokensRepository) {}
 
   /** Stores a new token in the caller's transaction and returns its only clear copy. */
-  async issue(
-    manager: EntityManager,
-    purpose: TokenPurpose,
-    email: string,
-    userId: string | null,
-  ): Promise<string> {
+  async issue(manager: Tx, purpose: TokenPurpose, email: string, userId: string | null): Promise<string> {
     const token = randomBytes(32).toString('base64url');
     await this.tokens.insert(manager, purpose, hashToken(token), email, userId);
     return token;
@@ -49,12 +44,7 @@ export class AuthTokensService {
    * arbiter: of two concurrent redemptions the second waits on the row lock, then matches nothing. A rolled
    * back transaction leaves the token usable. With `userId` the token must have been issued to that user.
    */
-  async consume(
-    manager: EntityManager,
-    token: string,
-    purpose: TokenPurpose,
-    userId?: string,
-  ): Promise<TokenGrant> {
+  async consume(manager: Tx, token: string, purpose: TokenPurpose, userId?: string): Promise<TokenGrant> {
     const row = await this.tokens.use(manager, hashToken(token), purpose, userId ?? null);
     if (!row) throw invalidToken();
     return toGrant(row);
@@ -62,7 +52,7 @@ export class AuthTokensService {
 
   /** Retires the other open tokens of one purpose once one of them has done its job. */
   async retireOthers(
-    manager: EntityManager,
+    manager: Tx,
     purpose: TokenPurpose,
     where: { email: string } | { userId: string },
   ): Promise<void> {

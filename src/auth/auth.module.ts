@@ -26,9 +26,13 @@ import { PasswordHasher } from './password-hasher';
 import { RegistrationService } from './registration.service';
 import { SessionService } from './session.service';
 import { AccountThrottlerGuard, throttlerOptions } from '../common/throttling/throttles';
+import { TransactionsModule } from '../database/transactions';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 @Module({
   imports: [
+    IdempotencyModule,
+    TransactionsModule,
     PassportModule,
     JwtModule.registerAsync({
       global: true,

@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { AppError, ErrorCode } from '../common/errors/app-error';
 import { KeptToken, UsersRepository } from '../users/users.repository';
 import { UsersService } from '../users/users.service';
@@ -12,6 +10,7 @@ import { EmailQuotaService } from './email-quota.service';
 import { TokenPurpose } from './entities/auth-token.entity';
 import { PasswordHasher } from './password-hasher';
 import { SessionService } from './session.service';
+import { Transactions, Tx } from '../database/transactions';
 
 const invalidCredentials = (message = 'E-mail or password is incorrect'): AppError =>
   new AppError(ErrorCode.INVALID_CREDENTIALS, message);
@@ -23,7 +22,7 @@ const deactivated = (): AppError =>
 @Injectable()
 export class CredentialsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly users: UsersService,
     private readonly quota: EmailQuotaService,
     private readonly tokens: AuthTokensService,
@@ -59,7 +58,7 @@ export class CredentialsService {
    * either way, so neither the answer nor the limit tells which addresses are registered.
    */
   async forgotPassword(email: string): Promise<MessageDto> {
-    await this.dataSource.transaction(async (manager) => {
+    await this.transactions.run(async (manager) => {
       await this.quota.reserve(manager, email, TokenPurpose.PASSWORD_RESET);
       const userId = await this.userRows.activeIdByEmail(manager, email);
       if (userId === null) return;
@@ -72,7 +71,7 @@ export class CredentialsService {
   async resetPassword(token: string, password: string): Promise<AuthResponseDto> {
     if (!(await this.tokens.peek(token, TokenPurpose.PASSWORD_RESET))) throw invalidToken();
     const passwordHash = await this.hasher.hash(password);
-    const user = await this.dataSource.transaction(async (manager) => {
+    const user = await this.transactions.run(async (manager) => {
       const { userId } = await this.tokens.consume(manager, token, TokenPurpose.PASSWORD_RESET);
       if (!userId) throw invalidToken();
       await this.replacePassword(manager, userId, passwordHash);
@@ -100,7 +99,7 @@ export class CredentialsService {
       throw invalidCredentials('Current password is incorrect');
     }
     const passwordHash = await this.hasher.hash(newPassword);
-    const user = await this.dataSource.transaction(async (manager) => {
+    const user = await this.transactions.run(async (manager) => {
       // Of two concurrent changes (or a change and a reset) only the first wins: the current password the
       // other one checked is no longer the current one.
       const kept = this.sessions.keep(callerToken);
@@ -118,7 +117,7 @@ export class CredentialsService {
    * that is still the stored hash; false when it is not.
    */
   private async replacePassword(
-    manager: EntityManager,
+    manager: Tx,
     userId: string,
     passwordHash: string,
     replacedHash: string | null = null,

@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { AppError } from '../common/errors/app-error';
 import { UserDto } from '../users/dto/user.dto';
@@ -14,12 +12,13 @@ import { CaptchaService } from './captcha.service';
 import { MessageDto } from './dto/responses.dto';
 import { EmailQuotaService } from './email-quota.service';
 import { TokenPurpose } from './entities/auth-token.entity';
+import { Transactions } from '../database/transactions';
 
 /** Moving an account to a new address, proven by a token mailed to that address. */
 @Injectable()
 export class EmailChangeService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly captcha: CaptchaService,
     private readonly users: UsersService,
     private readonly quota: EmailQuotaService,
@@ -39,7 +38,7 @@ export class EmailChangeService {
     if (email === user.email) throw AppError.validation('This is already the address of your account');
     if (await this.users.emailExists(email))
       throw AppError.conflict('This e-mail address is used by another account');
-    await this.dataSource.transaction(async (manager) => {
+    await this.transactions.run(async (manager) => {
       await this.quota.reserveEmailChange(manager, user.id);
       await this.quota.reserve(manager, email, TokenPurpose.EMAIL_CHANGE);
       const token = await this.tokens.issue(manager, TokenPurpose.EMAIL_CHANGE, email, user.id);
@@ -55,7 +54,7 @@ export class EmailChangeService {
    * reset links are retired too: they were mailed to an address the account no longer has.
    */
   async confirm(userId: string, token: string): Promise<UserDto> {
-    const user = await this.dataSource.transaction(async (manager) => {
+    const user = await this.transactions.run(async (manager) => {
       const { email } = await this.tokens.consume(manager, token, TokenPurpose.EMAIL_CHANGE, userId);
       await this.userRows.setEmail(manager, userId, email);
       await this.tokens.retireOthers(manager, TokenPurpose.EMAIL_CHANGE, { userId });

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { Tx } from '../database/transactions';
 import { AppError } from '../common/errors/app-error';
 import { AuthTokensRepository } from './auth-tokens.repository';
 import { TokenPurpose } from './entities/auth-token.entity';
@@ -26,7 +26,7 @@ export class EmailQuotaService {
    * the oldest send of the window leaves it). The per-address advisory lock serializes count-then-insert
    * across instances until the transaction ends.
    */
-  async reserve(manager: EntityManager, address: string, purpose: TokenPurpose): Promise<void> {
+  async reserve(manager: Tx, address: string, purpose: TokenPurpose): Promise<void> {
     await this.tokens.lock(manager, EMAIL_QUOTA_LOCK_SPACE, address);
     const window = await this.tokens.sendsToAddress(manager, address);
     if (window.sent >= EMAILS_PER_ADDRESS_PER_DAY) throw AppError.rateLimited(window.retry_after ?? 1);
@@ -39,7 +39,7 @@ export class EmailQuotaService {
    * 24-hour window is complete) under a per-account advisory lock; the caller then issues the token in the
    * same transaction. Throws 429 with Retry-After as `reserve` does.
    */
-  async reserveEmailChange(manager: EntityManager, userId: string): Promise<void> {
+  async reserveEmailChange(manager: Tx, userId: string): Promise<void> {
     await this.tokens.lock(manager, EMAIL_CHANGE_LOCK_SPACE, userId);
     const window = await this.tokens.issuedToUser(manager, userId, TokenPurpose.EMAIL_CHANGE);
     if (window.sent >= EMAIL_CHANGES_PER_USER_PER_DAY) throw AppError.rateLimited(window.retry_after ?? 1);

@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AppError, ErrorCode } from '../common/errors/app-error';
 import { SettingsService } from '../settings/settings.service';
 import { UsersService } from '../users/users.service';
@@ -13,12 +11,13 @@ import { EmailQuotaService } from './email-quota.service';
 import { TokenPurpose } from './entities/auth-token.entity';
 import { PasswordHasher } from './password-hasher';
 import { SessionService } from './session.service';
+import { Transactions } from '../database/transactions';
 
 /** Two-step registration: an e-mailed verification token, then the account with its personal class. */
 @Injectable()
 export class RegistrationService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly settings: SettingsService,
     private readonly captcha: CaptchaService,
     private readonly users: UsersService,
@@ -38,7 +37,7 @@ export class RegistrationService {
     await this.captcha.verify(captchaToken, clientIp);
     if (await this.users.emailExists(email))
       throw AppError.conflict('This e-mail address is already registered');
-    await this.dataSource.transaction(async (manager) => {
+    await this.transactions.run(async (manager) => {
       await this.quota.reserve(manager, email, TokenPurpose.REGISTRATION);
       const token = await this.tokens.issue(manager, TokenPurpose.REGISTRATION, email, null);
       await this.mail.send(manager, TokenPurpose.REGISTRATION, email, token);
@@ -57,7 +56,7 @@ export class RegistrationService {
     // Cheap check first, so junk tokens never cost a bcrypt hash.
     if (!(await this.tokens.peek(request.token, TokenPurpose.REGISTRATION))) throw invalidToken();
     const passwordHash = await this.hasher.hash(request.password);
-    const user = await this.dataSource.transaction(async (manager) => {
+    const user = await this.transactions.run(async (manager) => {
       const { email } = await this.tokens.consume(manager, request.token, TokenPurpose.REGISTRATION);
       const created = await this.users.createWithPersonalClass(manager, {
         email,

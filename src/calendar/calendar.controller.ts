@@ -18,6 +18,7 @@ import { Public } from '../common/decorators/public.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { CalendarFeeds } from './calendar-feeds.service';
 import { CalendarFeedDto } from './dto/calendar-feed.response';
+import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 @ApiTags('calendar')
 @ApiBearerAuth()
@@ -29,6 +30,7 @@ export class CalendarFeedController {
   @Put()
   @ApiOperation({ summary: 'A new secret feed address; the previous one stops working' })
   @ApiOkResponse({ type: CalendarFeedDto, description: 'The address, shown only here' })
+  @IdempotentWrite({ answerWithheldBecause: "its answer is the feed's secret address" })
   enable(@CurrentUser() user: AuthUser): Promise<CalendarFeedDto> {
     return this.feeds.enable(user.id);
   }
@@ -70,7 +72,7 @@ export class CalendarController {
     const { body, etag } = await this.feeds.render(token);
     response.setHeader('Content-Type', 'text/calendar; charset=utf-8');
     response.setHeader('Cache-Control', 'private, no-cache');
-    // Express answers 304 without the body when If-None-Match names this tag (`req.fresh`).
+    // `tagJsonAnswers` answers 304 without the body when If-None-Match names this tag.
     response.setHeader('ETag', etag);
     return body;
   }

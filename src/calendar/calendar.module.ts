@@ -2,9 +2,11 @@ import { Module } from '@nestjs/common';
 import { CalendarController, CalendarFeedController } from './calendar.controller';
 import { CalendarFeeds } from './calendar-feeds.service';
 import { CalendarRepository } from './calendar.repository';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 /** The calendar feed of task deadlines; its SQL takes the task listing rule from access. */
 @Module({
+  imports: [IdempotencyModule],
   controllers: [CalendarFeedController, CalendarController],
   providers: [CalendarRepository, CalendarFeeds],
 })

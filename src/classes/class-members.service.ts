@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { AccessService, ClassAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { sameUuid } from '../common/utils/uuid';
 import { ClassesRepository, ClassMemberRow, ClassSummaryRow } from './classes.repository';
 import { ClassRole } from './entities/class-member.entity';
+import { Transactions, Tx } from '../database/transactions';
 
 /**
  * Role changes, removals and transfers. Each runs in a transaction that first locks the class row through
@@ -15,7 +14,7 @@ import { ClassRole } from './entities/class-member.entity';
 @Injectable()
 export class ClassMembersService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly access: AccessService,
     private readonly classes: ClassesRepository,
   ) {}
@@ -32,7 +31,7 @@ export class ClassMembersService {
     role: ClassRole.ADMIN | ClassRole.MEMBER,
   ): Promise<ClassMemberRow> {
     if (access.isPersonal) throw AppError.forbidden('Roles cannot be changed in a personal class');
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.run(async (manager) => {
       await this.access.lockClassRole(manager, access.classId, callerId, [ClassRole.OWNER]);
       const current = await this.requireMemberRole(
         manager,
@@ -50,7 +49,7 @@ export class ClassMembersService {
 
   /** Removal by a manager, or leaving; who may remove whom is AccessService.assertCanRemoveMember. */
   remove(classId: string, callerId: string, targetId: string): Promise<void> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.run(async (manager) => {
       const caller = await this.access.lockClassRole(manager, classId, callerId);
       const targetRole = await this.requireMemberRole(
         manager,
@@ -69,7 +68,7 @@ export class ClassMembersService {
    */
   transfer(access: ClassAccess, callerId: string, newOwnerId: string): Promise<ClassSummaryRow> {
     if (access.isPersonal) throw AppError.forbidden('A personal class cannot be transferred');
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.run(async (manager) => {
       const { classId } = await this.access.lockClassRole(manager, access.classId, callerId, [
         ClassRole.OWNER,
       ]);
@@ -88,7 +87,7 @@ export class ClassMembersService {
   }
 
   private async requireMemberRole(
-    manager: EntityManager,
+    manager: Tx,
     classId: string,
     userId: string,
     notMember: AppError,

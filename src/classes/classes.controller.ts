@@ -28,7 +28,8 @@ import {
 } from './dto/class-fields.dto';
 import { ClassMemberResponse, ClassSummaryResponse, InviteCodeResponse } from './dto/class.response';
 import { ClassRole } from './entities/class-member.entity';
-import { EntityTagged, IfMatch, IfMatchRoute, IfMatchTags } from '../common/http/entity-tags';
+import { ApiNotModifiedResponse, IfMatch, IfMatchRoute, IfMatchTags } from '../common/http/entity-tags';
+import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 /** `:classId` is also checked by the ClassRoute guard; handlers that take the guard's access skip the param. */
 const PERSONAL = 'FORBIDDEN: the personal class';
@@ -58,6 +59,7 @@ export class ClassesController {
   @ApiOperation({ summary: 'Create a shared class; the caller becomes OWNER' })
   @ApiCreatedResponse({ type: ClassSummaryResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: 'Invalid body or unknown school' })
+  @IdempotentWrite()
   async create(@CurrentUser() user: AuthUser, @Body() dto: CreateClassDto): Promise<ClassSummaryResponse> {
     return toClassSummary(await this.classes.create(user.id, dto));
   }
@@ -73,13 +75,14 @@ export class ClassesController {
   })
   @ApiNotFoundResponse({ type: ErrorResponse, description: 'Invite code unknown or replaced' })
   @ApiConflictResponse({ type: ErrorResponse, description: 'Already a member' })
+  @IdempotentWrite()
   async join(@CurrentUser() user: AuthUser, @Body() dto: JoinClassDto): Promise<ClassSummaryResponse> {
     return toClassSummary(await this.classes.join(user.id, dto.inviteCode));
   }
 
   @Get(':classId')
   @ClassRoute()
-  @EntityTagged()
+  @ApiNotModifiedResponse()
   @ApiOperation({ summary: 'One class; caller must be a member' })
   @ApiOkResponse({ type: ClassSummaryResponse })
   async get(@classId() id: string, @CurrentUser() user: AuthUser): Promise<ClassSummaryResponse> {
@@ -88,11 +91,12 @@ export class ClassesController {
 
   @Patch(':classId')
   @ClassManagerRoute()
-  @EntityTagged()
+  @ApiNotModifiedResponse()
   @IfMatchRoute()
   @ApiOperation({ summary: 'Change name, description (null clears) or color; OWNER or ADMIN' })
   @ApiOkResponse({ type: ClassSummaryResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: INVALID_BODY })
+  @IdempotentWrite()
   async update(
     @classId() id: string,
     @CurrentUser() user: AuthUser,
@@ -124,6 +128,7 @@ export class ClassesController {
   @ApiOperation({ summary: 'Make a member ADMIN or MEMBER; OWNER only' })
   @ApiOkResponse({ type: ClassMemberResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: INVALID_BODY })
+  @IdempotentWrite()
   async changeRole(
     @userId() targetId: string,
     @CurrentAccess() access: ClassAccess,
@@ -155,6 +160,7 @@ export class ClassesController {
   @ApiOperation({ summary: 'Transfer ownership to a member; the caller becomes ADMIN' })
   @ApiOkResponse({ type: ClassSummaryResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: INVALID_BODY })
+  @IdempotentWrite()
   async transfer(
     @CurrentAccess() access: ClassAccess,
     @CurrentUser() user: AuthUser,
@@ -168,6 +174,7 @@ export class ClassesController {
   @ClassManagerRoute({ forbidden: PERSONAL })
   @ApiOperation({ summary: 'Replace the invite code; the old one stops working at once' })
   @ApiOkResponse({ type: InviteCodeResponse })
+  @IdempotentWrite()
   async rotateInviteCode(
     @CurrentAccess() access: ClassAccess,
     @CurrentUser() user: AuthUser,

@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { AccessRepository } from '../access/access.repository';
 import { useTestDataSource } from '../../test/utils/test-data-source';
 import { rows } from '../database/sql';
+import { Transactions } from '../database/transactions';
 import { ClassesRepository } from './classes.repository';
 import { ClassRole } from './entities/class-member.entity';
 
@@ -60,7 +61,7 @@ describe('ClassesRepository (real PostgreSQL)', () => {
       ClassRole.OWNER,
       ClassRole.MEMBER,
     ]);
-    await db.transaction(async (manager) => {
+    await new Transactions(db).run(async (manager) => {
       expect(await classes.trySetInviteCode(manager, second, 'CODE000002')).toBe(false);
       expect(await classes.trySetInviteCode(manager, second, 'CODE000004')).toBe(true);
     });

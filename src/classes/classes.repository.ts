@@ -6,6 +6,7 @@ import { isUniqueViolation } from '../common/utils/pg-errors';
 import { affected, Db, entityManager, one, rows } from '../database/sql';
 import { ClassRole } from './entities/class-member.entity';
 import { ClassEntity } from './entities/class.entity';
+import { Tx } from '../database/transactions';
 
 /** A class as the caller sees it: the caller's role and the member count come from the same statement. */
 export interface ClassSummaryRow {
@@ -114,12 +115,12 @@ export class ClassesRepository {
 
   /** The caller's role; no row when the class does not exist. Prepared on the pool, plain in a transaction. */
   /** Key-share locks the class row against deletion; false when there is no such class. */
-  async lockKeyShare(db: Db, classId: string): Promise<boolean> {
+  async lockKeyShare(db: Tx, classId: string): Promise<boolean> {
     return (await one(db, `SELECT 1 FROM classes WHERE id = $1 FOR KEY SHARE`, [classId])) !== null;
   }
 
   /** Key-share locks a school row against deletion; false when there is no such school. */
-  async lockSchool(db: Db, schoolId: string): Promise<boolean> {
+  async lockSchool(db: Tx, schoolId: string): Promise<boolean> {
     return (await one(db, `SELECT 1 FROM schools WHERE id = $1 FOR KEY SHARE`, [schoolId])) !== null;
   }
 
@@ -165,7 +166,7 @@ export class ClassesRepository {
   }
 
   /** The class row key-share locked by the invite code, so it cannot vanish before the join is written. */
-  joinTarget(db: Db, inviteCode: string, userId: string): Promise<JoinTargetRow | null> {
+  joinTarget(db: Tx, inviteCode: string, userId: string): Promise<JoinTargetRow | null> {
     return one<JoinTargetRow>(
       db,
       `SELECT c.id, c.school_id, u.school_id AS user_school_id,
@@ -190,7 +191,7 @@ export class ClassesRepository {
   }
 
   async setOwner(db: Db, classId: string, ownerId: string): Promise<void> {
-    await rows(db, `UPDATE classes SET owner_id = $2, updated_at = CURRENT_TIMESTAMP(3) WHERE id = $1`, [
+    await rows(db, `UPDATE classes SET owner_id = $2, updated_at = now()::timestamptz(3) WHERE id = $1`, [
       classId,
       ownerId,
     ]);
@@ -200,13 +201,14 @@ export class ClassesRepository {
    * Sets the invite code under a savepoint; false (and the savepoint rolled back, the transaction usable) when
    * another class has it.
    */
-  async trySetInviteCode(db: Db, classId: string, code: string): Promise<boolean> {
+  async trySetInviteCode(db: Tx, classId: string, code: string): Promise<boolean> {
     await rows(db, 'SAVEPOINT new_invite_code');
     try {
-      await rows(db, `UPDATE classes SET invite_code = $2, updated_at = CURRENT_TIMESTAMP(3) WHERE id = $1`, [
-        classId,
-        code,
-      ]);
+      await rows(
+        db,
+        `UPDATE classes SET invite_code = $2, updated_at = now()::timestamptz(3) WHERE id = $1`,
+        [classId, code],
+      );
       return true;
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -219,7 +221,7 @@ export class ClassesRepository {
    * Locks the class's tasks and submissions (so no attachment is added meanwhile) and answers the file keys
    * of all their attachments.
    */
-  async lockContentFileKeys(db: Db, classId: string): Promise<string[]> {
+  async lockContentFileKeys(db: Tx, classId: string): Promise<string[]> {
     await rows(db, `SELECT count(*) FROM (SELECT 1 FROM tasks WHERE class_id = $1 FOR UPDATE) locked`, [
       classId,
     ]);

@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AccessService, ClassAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { FileStorage } from '../files/file-storage';
@@ -11,13 +9,14 @@ import { ClassRole, MANAGER_ROLES } from './entities/class-member.entity';
 import { normalizeInviteCode, withFreshInviteCode } from './invite-code';
 import { assertIfMatch, IfMatchTags } from '../common/http/entity-tags';
 import { toClassSummary } from './classes.mapper';
+import { Transactions } from '../database/transactions';
 
 const ALREADY_A_MEMBER = (): AppError => AppError.conflict('You are already a member of this class');
 
 @Injectable()
 export class ClassesService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly access: AccessService,
     private readonly storage: FileStorage,
     private readonly classes: ClassesRepository,
@@ -28,12 +27,12 @@ export class ClassesService {
   }
 
   get(userId: string, classId: string): Promise<ClassSummaryRow> {
-    return this.classes.getSummary(this.dataSource, userId, classId);
+    return this.classes.getSummary(this.transactions.autocommit, userId, classId);
   }
 
   /** A shared class with the caller as OWNER; class and membership commit together (deferred owner FK). */
   create(userId: string, dto: CreateClassDto): Promise<ClassSummaryRow> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.run(async (manager) => {
       // The school row stays locked against deletion until the class is committed.
       if (dto.schoolId && !(await this.classes.lockSchool(manager, dto.schoolId))) {
         throw AppError.validation('schoolId does not name a known school');
@@ -59,7 +58,7 @@ export class ClassesService {
     dto: UpdateClassDto,
     ifMatch?: IfMatchTags,
   ): Promise<ClassSummaryRow> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.run(async (manager) => {
       await this.access.lockClassRole(manager, classId, userId, MANAGER_ROLES);
       if (ifMatch)
         assertIfMatch(ifMatch, toClassSummary(await this.classes.getSummary(manager, userId, classId)));
@@ -78,7 +77,7 @@ export class ClassesService {
    * collected; the files go only after the commit, so a rolled-back delete never loses a file.
    */
   async remove(userId: string, classId: string): Promise<void> {
-    const fileKeys = await this.dataSource.transaction(async (manager) => {
+    const fileKeys = await this.transactions.run(async (manager) => {
       const access = await this.access.lockClassRole(manager, classId, userId, [ClassRole.OWNER]);
       if (access.isPersonal) throw AppError.forbidden('The personal class cannot be deleted');
       const keys = await this.classes.lockContentFileKeys(manager, classId);
@@ -94,7 +93,7 @@ export class ClassesService {
    * is told so (409) before the school is compared: for them the restriction decides nothing.
    */
   join(userId: string, inviteCode: string): Promise<ClassSummaryRow> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.run(async (manager) => {
       const target = await this.classes.joinTarget(manager, normalizeInviteCode(inviteCode), userId);
       if (!target) throw AppError.notFound('Invite code');
       if (target.is_member) throw ALREADY_A_MEMBER();
@@ -115,7 +114,7 @@ export class ClassesService {
    */
   rotateInviteCode(access: ClassAccess, userId: string): Promise<string> {
     if (access.isPersonal) throw AppError.forbidden('A personal class has no invite code');
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.run(async (manager) => {
       await this.access.lockClassRole(manager, access.classId, userId, MANAGER_ROLES);
       return withFreshInviteCode(async (code) =>
         (await this.classes.trySetInviteCode(manager, access.classId, code)) ? code : undefined,

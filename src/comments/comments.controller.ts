@@ -35,6 +35,7 @@ import {
   CreateCommentDto,
   ListCommentsQuery,
 } from './dto/comment.dto';
+import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 @ApiTags('comments')
 @ApiBearerAuth()
@@ -73,6 +74,7 @@ export class CommentsController {
     type: ErrorResponse,
     description: `RATE_LIMITED: more than ${COMMENTS_PER_USER_PER_MINUTE} comments in a minute`,
   })
+  @IdempotentWrite()
   create(
     @CurrentAccess() access: TaskAccess,
     @CurrentUser() user: AuthUser,

@@ -4,10 +4,12 @@ import { NotificationsModule } from '../notifications/notifications.module';
 import { CommentsController } from './comments.controller';
 import { CommentsRepository } from './comments.repository';
 import { CommentsService } from './comments.service';
+import { TransactionsModule } from '../database/transactions';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 /** Comments on tasks; each new one notifies through the notifications module, in its transaction. */
 @Module({
-  imports: [AccessModule, NotificationsModule],
+  imports: [IdempotencyModule, AccessModule, NotificationsModule, TransactionsModule],
   controllers: [CommentsController],
   providers: [CommentsRepository, CommentsService],
 })

@@ -7,6 +7,8 @@ import { bool, ConfigError, Env, int, str, url } from './env';
  * - `DATABASE_CONNECT_TIMEOUT_MS` (`5000`), `DATABASE_QUERY_TIMEOUT_MS` (`4000`),
  *   `DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS` (`60000`), `DATABASE_IDLE_TIMEOUT_MS` (`10000`),
  *   `DATABASE_KEEPALIVE_MS` (`10000`): a database that stops answering fails requests within seconds.
+ * - `DATABASE_BULK_QUERY_TIMEOUT_MS` (`60000`): the limit of set-based statements over a whole class
+ *   (notification fan-out, reminders), which the interactive limit above would cut short in a large class.
  * - `DATABASE_POOLER` (`none`): `transaction` when `DATABASE_URL` is a transaction-mode pooler (PgBouncer,
  *   RDS Proxy): no named prepared statements, no session settings; `DATABASE_DIRECT_URL` (the same database
  *   without the pooler, required then) serves what needs a session: migrations, LISTEN, session locks.
@@ -25,6 +27,8 @@ export interface DatabaseConfig {
     connectTimeoutMs: number;
     /** PostgreSQL cancels a statement after this long; the client gives up on its answer a little later. */
     queryTimeoutMs: number;
+    /** The same for set-based statements over a whole class (`bulkRows`), instead of `queryTimeoutMs`. */
+    bulkQueryTimeoutMs: number;
     /** PostgreSQL ends a session whose transaction stays idle this long. */
     idleInTransactionTimeoutMs: number;
     /** The pool closes a connection unused this long. */
@@ -62,6 +66,7 @@ export function databaseConfig(env: Env): DatabaseConfig {
       migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
       connectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
       queryTimeoutMs: int(env, 'DATABASE_QUERY_TIMEOUT_MS', 4_000, 100, 3_600_000),
+      bulkQueryTimeoutMs: int(env, 'DATABASE_BULK_QUERY_TIMEOUT_MS', 60_000, 100, 3_600_000),
       idleInTransactionTimeoutMs: int(env, 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60_000, 100, 3_600_000),
       idleTimeoutMs: int(env, 'DATABASE_IDLE_TIMEOUT_MS', 10_000, 100, 3_600_000),
       keepAliveMs: int(env, 'DATABASE_KEEPALIVE_MS', 10_000, 1_000, 3_600_000),

@@ -47,7 +47,7 @@ export class TransactionPoolerClient extends FailFastClient {
   override query(...args: any[]): any {
     const [config] = args as unknown[];
     if (isNamedQueryConfig(config)) args[0] = { ...config, name: undefined };
-    return super.query(...args);
+    return super.query(...(args as unknown[]));
   }
 }
 

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { createTestDataSource, TestDataSource } from '../../test/utils/test-data-source';
-import { affected, one, Prepared, rows } from './sql';
+import { QueryFailedError } from 'typeorm';
+import { affected, bulkRows, one, Prepared, rows } from './sql';
 
 describe('sql helper (real PostgreSQL)', () => {
   let source: TestDataSource;
@@ -76,5 +77,32 @@ describe('sql helper (real PostgreSQL)', () => {
   it('refuses one statement name for two texts', () => {
     new Prepared('sql_spec.twice', 'SELECT 1');
     expect(() => new Prepared('sql_spec.twice', 'SELECT 2')).toThrow('defined twice');
+  });
+
+  describe('bulkRows', () => {
+    const limitOf = async (tx: DataSource['manager']) =>
+      (await one<{ limit: string }>(tx, `SELECT current_setting('statement_timeout') AS limit`))!.limit;
+
+    it("gives the statement its own limit, longer than the pool's (4 s): a 4.5 s statement completes", async () => {
+      expect(await bulkRows(db, 10_000, `SELECT pg_sleep(4.5), 1 AS done`)).toEqual([
+        { pg_sleep: '', done: 1 },
+      ]);
+      await expect(rows(db, `SELECT pg_sleep(4.5)`)).rejects.toBeInstanceOf(QueryFailedError);
+    }, 30_000);
+
+    it("cancels a statement past its limit, and the pool's connection keeps the pool's limit", async () => {
+      await expect(bulkRows(db, 200, `SELECT pg_sleep(2)`)).rejects.toThrow(/statement timeout/);
+      expect(await one(db, `SELECT current_setting('statement_timeout') AS limit`)).toEqual({ limit: '4s' });
+    });
+
+    it("runs in the caller's transaction and restores its limit", async () => {
+      await db.transaction(async (tx) => {
+        const before = await limitOf(tx);
+        await bulkRows(tx, 9_000, `INSERT INTO sql_spec VALUES (4, 'd') RETURNING id`);
+        expect(await limitOf(tx)).toBe(before);
+        await tx.query(`SELECT 1`);
+      });
+      expect(await one(db, `SELECT label FROM sql_spec WHERE id = 4`)).toEqual({ label: 'd' });
+    });
   });
 });

@@ -1,5 +1,6 @@
-import type { PoolClient, QueryResultRow } from 'pg';
+import type { PoolClient, QueryConfig, QueryResultRow } from 'pg';
 import { DataSource, EntityManager, QueryFailedError, QueryResult } from 'typeorm';
+import { ANSWER_GRACE_MS } from './typeorm-options';
 
 /**
  * Where a statement runs: the data source (a pooled connection per statement) or the EntityManager of a
@@ -76,6 +77,47 @@ export async function rows<Row>(db: Db, statement: Statement, params: unknown[] 
 /** The first row a statement answers, or null when it answers none. */
 export async function one<Row>(db: Db, statement: Statement, params: unknown[] = []): Promise<Row | null> {
   return (await execute<Row>(db, statement, params)).rows[0] ?? null;
+}
+
+/**
+ * The rows of a set-based statement over a whole class (a notification fan-out), which may take longer than
+ * the pool's interactive limit: PostgreSQL's `statement_timeout` and the client's wait for the answer are
+ * `limitMs` for this statement alone. It runs in `db`'s transaction (whose limit is restored afterwards), or
+ * in a transaction of its own, since a limit set for one transaction ends with it (also behind a pooler).
+ */
+export async function bulkRows<Row>(
+  db: Db,
+  limitMs: number,
+  text: string,
+  params: unknown[] = [],
+): Promise<Row[]> {
+  const manager = entityManager(db);
+  const runner = manager.queryRunner ?? manager.connection.createQueryRunner();
+  const ownTransaction = !runner.isTransactionActive;
+  const client = (await runner.connect()) as PoolClient;
+  const limit = (value: string) =>
+    client.query({ text: `SELECT set_config('statement_timeout', $1, true)`, values: [value] });
+  try {
+    if (ownTransaction) await runner.startTransaction();
+    const [{ previous }] = (
+      await client.query<{ previous: string }>(`SELECT current_setting('statement_timeout') AS previous`)
+    ).rows;
+    await limit(`${limitMs}ms`);
+    // pg reads a query's own `query_timeout` before the client's; its typings list it for the client only.
+    const statement = { text, values: params, query_timeout: limitMs + ANSWER_GRACE_MS } as QueryConfig;
+    const result = await client.query<Row & QueryResultRow>(statement).catch((error: Error) => {
+      throw new QueryFailedError(text, params, error);
+    });
+    if (ownTransaction) await runner.commitTransaction();
+    else await limit(previous);
+    return result.rows;
+  } catch (error) {
+    if (ownTransaction && runner.isTransactionActive)
+      await runner.rollbackTransaction().catch(() => undefined);
+    throw error;
+  } finally {
+    if (runner !== manager.queryRunner) await runner.release();
+  }
 }
 
 /** The number of rows a write inserted, updated or deleted. */

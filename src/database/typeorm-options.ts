@@ -16,7 +16,7 @@ export const MIGRATIONS_GLOB = runningFromSource
  * How long the client waits for an answer beyond `statement_timeout`: a live server cancels the statement
  * first and the connection stays usable; only an answer that never comes (a dead peer) drops it.
  */
-const ANSWER_GRACE_MS = 1_000;
+export const ANSWER_GRACE_MS = 1_000;
 
 /** What a pool's connections are for. */
 interface PoolUse {

@@ -6,6 +6,7 @@ import { RunningJobs } from '../common/jobs/running-jobs';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { FileStorage } from './file-storage';
+import { TransactionsModule } from '../database/transactions';
 import { FilesRepository } from './files.repository';
 import { FilesController } from './files.controller';
 import { FileSweeper } from './file-sweeper';
@@ -38,6 +39,7 @@ export class FileStorageModule {}
  */
 @Module({
   imports: [
+    TransactionsModule,
     AccessModule,
     FileStorageModule,
     MulterModule.registerAsync({

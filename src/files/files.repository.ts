@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { affected, one } from '../database/sql';
+import { Transactions, Tx } from '../database/transactions';
 
 /** Namespace of the per-user advisory locks of the quota check (two-key form: apart from one-key locks). */
 const QUOTA_LOCK_NAMESPACE = 7_231_018;
@@ -21,14 +22,17 @@ const FILE_BYTES_OF_USER = `COALESCE((SELECT sum(size_bytes) FROM task_attachmen
                 JOIN submissions s ON s.id = sa.submission_id WHERE s.user_id = $1), 0)`;
 
 /** The per-user quota lock, held to the end of the transaction of `manager`. */
-async function lockQuotaOf(manager: EntityManager, userId: string): Promise<void> {
+async function lockQuotaOf(manager: Tx, userId: string): Promise<void> {
   await one(manager, 'SELECT pg_advisory_xact_lock($1, hashtext($2))', [QUOTA_LOCK_NAMESPACE, userId]);
 }
 
 /** The attachment rows behind a stored file, task or submission. */
 @Injectable()
 export class FilesRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+  ) {}
 
   /** The task or submission attachment stored under `fileKey`, with what its access rule needs. */
   findByKey(fileKey: string): Promise<StoredFileRow | null> {
@@ -51,7 +55,7 @@ export class FilesRepository {
    * uploads of one user check one after the other, here and in `settleStorage`.
    */
   reserveStorage(userId: string, bytes: number, limitBytes: number, liveSince: Date): Promise<string | null> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.runAside(async (manager) => {
       await lockQuotaOf(manager, userId);
       const reservation = await one<{ id: string }>(
         manager,
@@ -80,7 +84,7 @@ export class FilesRepository {
     quotaBytes: number,
     liveSince: Date,
   ): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.runAside(async (manager) => {
       await lockQuotaOf(manager, userId);
       const settled = await one<{ id: string }>(
         manager,

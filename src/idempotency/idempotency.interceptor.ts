@@ -1,4 +1,5 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { Observable, of } from 'rxjs';
 import { AuthUser } from '../common/decorators/current-user.decorator';
@@ -6,13 +7,18 @@ import { AppError, ErrorCode } from '../common/errors/app-error';
 import { IDEMPOTENCY_KEY_HEADER } from '../common/http/idempotency-key';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { Tx, withStepBeforeEachCommit } from '../database/transactions';
 import { IdempotencyKeysRepository, KeptKey, KeyClaim } from './idempotency-keys.repository';
 import {
+  fingerprintKey,
   FilePart,
   jsonFingerprint,
   multipartFingerprint,
   readMultipartFingerprint,
 } from './request-fingerprint';
+
+/** Metadata of a route whose answer carries credentials (`@IdempotentWrite`): why it is not kept. */
+export const ANSWER_WITHHELD = 'idempotency:answerWithheld';
 
 /** How long a key's first answer is kept. */
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
@@ -25,24 +31,30 @@ const ABANDONED_MARGIN_SECONDS = 60;
 /**
  * `Idempotency-Key` on every authenticated POST, PUT and PATCH, for every route without code
  * of its own. The first request claims the key in PostgreSQL (one statement, which decides between
- * concurrent requests on any instance) and runs; its answer is stored before it is sent, so a repeat that
- * follows the answer always finds it. A repeat of the same request answers the stored status and body with
- * `Idempotent-Replayed: true`; another request with the key → 422; a repeat while the first runs → 409.
- * Answers 5xx and 429 are not kept (the key is released and a retry runs again); other 4xx are kept, as
- * Stripe does. Without the header nothing happens here: no statement.
+ * concurrent requests on any instance) and runs; every transaction it opens marks the key as committed in
+ * that transaction, so a key whose write committed is never run again, whatever happens afterwards (the
+ * client leaving, the instance dying before the answer is kept). Its answer is stored before it is sent, so
+ * a repeat that follows the answer always finds it. A repeat of the same request answers the stored status
+ * and body with `Idempotent-Replayed: true`; another request with the key → 422; a repeat while the first
+ * runs → 409, also after its client left: the key is never given up while the request may still commit.
+ * Answers 5xx and 429 of a request whose write did not commit are not kept (the key is released and a retry
+ * runs again); other 4xx are kept, as Stripe does. Without the header nothing happens here: no statement.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
   private readonly logger = new Logger('Idempotency');
   private readonly abandonedAfterSeconds: number;
   private readonly maxUploadBytes: number;
+  private readonly fingerprintKey: Buffer;
 
   constructor(
     private readonly keys: IdempotencyKeysRepository,
+    private readonly reflector: Reflector,
     @InjectConfig() config: AppConfig,
   ) {
     this.abandonedAfterSeconds = Math.ceil(config.http.requestTimeoutMs / 1000) + ABANDONED_MARGIN_SECONDS;
     this.maxUploadBytes = config.uploads.maxBytes;
+    this.fingerprintKey = fingerprintKey(config.jwt.secret);
   }
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
@@ -62,7 +74,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       key,
       method: request.method,
       path: request.originalUrl,
-      fingerprint: multipart ? null : jsonFingerprint(request.body),
+      fingerprint: multipart ? null : jsonFingerprint(this.fingerprintKey, request.body),
     };
     // A second round when the holder released the key between our claim and our read.
     for (let round = 0; round < 2; round += 1) {
@@ -72,10 +84,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
         this.abandonedAfterSeconds,
       );
       if (claimedAt) {
-        this.keepAnswer(request, response, claim, claimedAt, multipart);
-        return next.handle();
+        const withheld = this.reflector.get<string>(ANSWER_WITHHELD, context.getHandler()) !== undefined;
+        this.keepAnswer(request, response, { ...claim, claimedAt, multipart, withheld });
+        return withStepBeforeEachCommit(
+          (tx) => this.commitWith(tx, claim, claimedAt),
+          () => next.handle(),
+        );
       }
-      const kept = await this.keys.find(user.id, key);
+      const kept = await this.keys.find(user.id, key, this.abandonedAfterSeconds);
       if (kept) return this.answerRepeat(request, response, claim, kept, multipart);
     }
     throw inFlight();
@@ -92,12 +108,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (kept.responseStatus === null) {
       // Whether a repeated upload is the same is known only after reading it: in flight, it is a 409 either way.
       if (!multipart && kept.requestFingerprint !== claim.fingerprint) throw reused();
+      // Its instance stopped between the commit and keeping the answer: the write stands, its answer is lost.
+      if (kept.writeCommitted && kept.abandoned) throw answerNotKept();
       throw inFlight();
     }
     const fingerprint = multipart
-      ? await readMultipartFingerprint(request, this.maxUploadBytes)
+      ? await readMultipartFingerprint(this.fingerprintKey, request, this.maxUploadBytes)
       : claim.fingerprint;
     if (fingerprint !== kept.requestFingerprint) throw reused();
+    if (kept.responseWithheld) throw answerNotKept();
     response.status(kept.responseStatus);
     // Nest sets the route's status after the interceptors; a replay keeps the first answer's.
     response.status = () => response;
@@ -108,67 +127,62 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   /**
    * Stores the answer when it is sent, whoever sends it (the handler's result, the exception filter), and
-   * sends it only once stored. A request that ends without an answer (the client left) releases the key.
+   * sends it only once stored. A client that leaves changes nothing: the request runs on and its answer is kept
+   * for the retry.
    */
-  private keepAnswer(
-    request: Request,
-    response: Response,
-    claim: KeyClaim,
-    claimedAt: string,
-    multipart: boolean,
-  ): void {
+  private keepAnswer(request: Request, response: Response, claim: HeldClaim): void {
     const send = response.send.bind(response);
-    let settled = false;
     response.send = (body?: unknown) => {
       // An object goes through res.json, which serialises it and comes back here with the text.
       if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body))
         return response.json(body);
       response.send = send;
-      settled = true;
-      void this.settle(request, response, claim, claimedAt, multipart, body).finally(() => send(body));
+      void this.settle(request, response, claim, body).finally(() => send(body));
       return response;
     };
-    response.on('close', () => {
-      if (!settled) void this.release(claim, claimedAt);
-    });
+  }
+
+  /** The last statement of each transaction of the keyed request; a claim taken over meanwhile rolls it back. */
+  private async commitWith(tx: Tx, claim: KeyClaim, claimedAt: string): Promise<void> {
+    if (!(await this.keys.commitWith(tx, claim.userId, claim.key, claimedAt))) throw inFlight();
   }
 
   private async settle(
     request: Request,
     response: Response,
-    claim: KeyClaim,
-    claimedAt: string,
-    multipart: boolean,
+    { claimedAt, multipart, withheld, ...claim }: HeldClaim,
     body: string | Buffer | undefined,
   ): Promise<void> {
     const status = response.statusCode;
-    // A refused upload was not read to its end: its fingerprint is unknown, so its key is not kept either.
-    if (status >= 500 || status === 429 || (multipart && status >= 400))
-      return this.release(claim, claimedAt);
     try {
+      // A refused upload was not read to its end: its fingerprint is unknown, so its key is not kept either.
+      // A write that committed keeps its key whatever followed: the release is then refused and the answer kept.
+      const failed = status >= 500 || status === 429 || (multipart && status >= 400);
+      if (failed && (await this.keys.release(claim.userId, claim.key, claimedAt))) return;
       const contentType = response.getHeader('Content-Type');
       await this.keys.complete(claim.userId, claim.key, claimedAt, {
         status,
         contentType: typeof contentType === 'string' ? contentType : null,
-        body: body === undefined ? null : body.toString(),
-        fingerprint: multipart ? uploadFingerprint(request) : null,
+        body: body === undefined || withheld ? null : body.toString(),
+        withheld,
+        fingerprint: multipart ? uploadFingerprint(this.fingerprintKey, request) : null,
       });
     } catch (error) {
       this.logger.error({ err: error }, 'Keeping the answer of an Idempotency-Key failed');
     }
   }
+}
 
-  private async release(claim: KeyClaim, claimedAt: string): Promise<void> {
-    try {
-      await this.keys.release(claim.userId, claim.key, claimedAt);
-    } catch (error) {
-      this.logger.error({ err: error }, 'Releasing an Idempotency-Key failed');
-    }
-  }
+/** A claim this request holds, and how its answer is kept. */
+interface HeldClaim extends KeyClaim {
+  claimedAt: string;
+  multipart: boolean;
+  /** The route's answer carries credentials: only its status is kept. */
+  withheld: boolean;
 }
 
 /** The fingerprint of an upload from what multer read: its text fields and stored files. */
-function uploadFingerprint(request: Request): string {
+function uploadFingerprint(key: Buffer, request: Request): string {
   const files = [
     ...(request.file ? [request.file] : []),
     ...(Array.isArray(request.files) ? request.files : Object.values(request.files ?? {}).flat()),
@@ -182,7 +196,7 @@ function uploadFingerprint(request: Request): string {
   const fields = Object.entries((request.body ?? {}) as Record<string, unknown>).map(
     ([name, value]): [string, string] => [name, String(value)],
   );
-  return multipartFingerprint(fields, parts);
+  return multipartFingerprint(key, fields, parts);
 }
 
 const reused = (): AppError =>
@@ -190,3 +204,9 @@ const reused = (): AppError =>
 
 const inFlight = (): AppError =>
   AppError.conflict('A request with this Idempotency-Key is still in progress');
+
+const answerNotKept = (): AppError =>
+  new AppError(
+    ErrorCode.IDEMPOTENCY_ANSWER_NOT_KEPT,
+    'The request with this Idempotency-Key was carried out, but its answer is not kept: read the result instead',
+  );

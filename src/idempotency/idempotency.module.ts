@@ -2,17 +2,14 @@ import { Module } from '@nestjs/common';
 import { RunningJobs } from '../common/jobs/running-jobs';
 import { IdempotencyCleanupService } from './idempotency-cleanup.service';
 import { IdempotencyKeysRepository } from './idempotency-keys.repository';
-import { IdempotencyInterceptor } from './idempotency.interceptor';
-import { IdempotentWriteRoutes } from './idempotent-write-routes';
 
-/** `Idempotency-Key` for every authenticated write (an interceptor on each write route), and the clean-up of old keys. */
+/**
+ * `Idempotency-Key` for the write routes marked `@IdempotentWrite()` (a module with such routes imports this
+ * one: Nest builds the route's IdempotencyInterceptor there, from the repository exported here), and the
+ * clean-up of old keys.
+ */
 @Module({
-  providers: [
-    IdempotencyKeysRepository,
-    IdempotencyCleanupService,
-    RunningJobs,
-    IdempotencyInterceptor,
-    IdempotentWriteRoutes,
-  ],
+  providers: [IdempotencyKeysRepository, IdempotencyCleanupService, RunningJobs],
+  exports: [IdempotencyKeysRepository],
 })
 export class IdempotencyModule {}

@@ -15,6 +15,7 @@ import { ErrorResponse } from '../common/errors/error.response';
 import { REDELIVERIES_PER_USER_PER_HOUR, RedeliveryThrottle } from '../common/throttling/throttles';
 import { DeliveryLogService } from './delivery-log.service';
 import { DeliveryDto, DeliveryPageDto, ListDeliveriesQuery } from './dto/delivery.dto';
+import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 /** The caller's delivery log. */
 @ApiTags('notifications')
@@ -48,6 +49,7 @@ export class DeliveriesController {
     type: ErrorResponse,
     description: `RATE_LIMITED: more than ${REDELIVERIES_PER_USER_PER_HOUR} redeliveries in an hour`,
   })
+  @IdempotentWrite()
   redeliver(
     @CurrentUser() user: AuthUser,
     @Param('deliveryId', new ParseUUIDPipe()) deliveryId: string,

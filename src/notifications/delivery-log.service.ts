@@ -1,23 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error';
-import { DeliveriesRepository, DeliveryLogFilter, DeliveryLogRow } from './delivery/deliveries.repository';
+import { decodeKeysetCursor, KeysetPlace, keysetPage } from '../common/pagination/keyset';
+import { DeliveriesRepository } from './delivery/deliveries.repository';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { DeliveryDto, DeliveryPageDto, ListDeliveriesQuery } from './dto/delivery.dto';
 import { DeliveryStatus } from './entities/notification-delivery.entity';
 import { NotificationChannelName } from './entities/notification-pref.entity';
 import { toDeliveryDto } from './notifications.mapper';
 
-/** A cursor's content: the last row's created_at to the microsecond, and its id. */
-const CURSOR =
-  /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)\|([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})$/;
+/** The cursor the log answered before the shared format: `<created_at to the microsecond, ISO>|<id>`. */
+const LEGACY_CURSOR =
+  /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\.(\d{6})Z\|([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})$/;
 
-const encodeCursor = (row: DeliveryLogRow): string =>
-  Buffer.from(`${row.sortAt}|${row.id}`).toString('base64url');
-
-function decodeCursor(cursor: string): DeliveryLogFilter['after'] {
-  const match = CURSOR.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match || Number.isNaN(Date.parse(match[1]))) throw AppError.validation('cursor is malformed');
-  return { sortAt: match[1], id: match[2] };
+function legacyPlace(text: string): KeysetPlace | null {
+  const match = LEGACY_CURSOR.exec(text);
+  const wholeSecondMs = match ? Date.parse(`${match[1]}Z`) : NaN;
+  if (!match || Number.isNaN(wholeSecondMs)) return null;
+  return { micros: String(BigInt(wholeSecondMs) * 1000n + BigInt(match[2])), id: match[3] };
 }
 
 /**
@@ -37,14 +36,12 @@ export class DeliveryLogService {
    */
   async list(userId: string, query: ListDeliveriesQuery): Promise<DeliveryPageDto> {
     const { channel, status, cursor, limit } = query;
-    const after = cursor === undefined ? undefined : decodeCursor(cursor);
-    // One row more than asked tells whether there is a next page.
-    const rows = await this.deliveries.logPage(userId, { channel, status, after }, limit + 1);
-    const page = rows.slice(0, limit);
-    return {
-      items: page.map(toDeliveryDto),
-      nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null,
-    };
+    const after = cursor === undefined ? undefined : decodeKeysetCursor(cursor, legacyPlace);
+    const { page, nextCursor } = keysetPage(
+      await this.deliveries.logPage(userId, { channel, status, after }, limit + 1),
+      limit,
+    );
+    return { items: page.map(toDeliveryDto), nextCursor };
   }
 
   /** Sends a finished delivery again, as a new PENDING one. */

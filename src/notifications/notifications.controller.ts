@@ -53,7 +53,8 @@ import { NotificationPrefsService } from './notification-prefs.service';
 import { NotificationsService } from './notifications.service';
 import { InboxStreams } from './stream/inbox-streams';
 import { StreamTickets } from './stream/stream-tickets';
-import { EntityTagged } from '../common/http/entity-tags';
+import { ApiNotModifiedResponse } from '../common/http/entity-tags';
+import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 @ApiTags('notifications')
 @ApiBearerAuth()
@@ -67,7 +68,7 @@ export class NotificationsController {
   ) {}
 
   @Get()
-  @EntityTagged()
+  @ApiNotModifiedResponse()
   @ApiOkResponse({ type: NotificationPageDto })
   @ApiBadRequestResponse({
     type: ErrorResponse,
@@ -84,6 +85,7 @@ export class NotificationsController {
       'A ticket for the live inbox: it opens one stream at a time, and opens it again (a reconnect) until it ' +
       'expires (STREAM_TICKET_TTL_SECONDS, 300 s by default)',
   })
+  @IdempotentWrite({ answerWithheldBecause: 'its answer is a stream ticket, a credential' })
   streamTicket(@CurrentUser() user: AuthUser): Promise<StreamTicketDto> {
     return this.tickets.issue(user.id);
   }
@@ -137,6 +139,7 @@ export class NotificationsController {
     type: ErrorResponse,
     description: "NOT_FOUND: no such notification among the caller's",
   })
+  @IdempotentWrite()
   markRead(
     @CurrentUser() user: AuthUser,
     @Param('id', new ParseUUIDPipe()) id: string,
@@ -147,6 +150,7 @@ export class NotificationsController {
   @Post('read-all')
   @HttpCode(HttpStatus.OK)
   @ApiOkResponse({ type: ReadAllResultDto })
+  @IdempotentWrite()
   markAllRead(@CurrentUser() user: AuthUser): Promise<ReadAllResultDto> {
     return this.notifications.markAllRead(user.id);
   }
@@ -179,6 +183,7 @@ export class NotificationPrefsController {
     type: ErrorResponse,
     description: 'VALIDATION_ERROR: unknown channel or address unfit for it',
   })
+  @IdempotentWrite()
   upsert(
     @CurrentUser() user: AuthUser,
     @Body() body: UpsertNotificationPrefDto,
@@ -221,6 +226,7 @@ export class NotificationPrefsController {
     type: ErrorResponse,
     description: `RATE_LIMITED: more than ${TEST_EVENTS_PER_USER_PER_HOUR} test events in an hour`,
   })
+  @IdempotentWrite()
   sendTest(
     @CurrentUser() user: AuthUser,
     @Param('channel', new ParseEnumPipe(NotificationChannelName)) channel: NotificationChannelName,

@@ -19,20 +19,22 @@ import { NotificationPrefsController, NotificationsController } from './notifica
 import { NotificationsRepository } from './notifications.repository';
 import { NotificationsService } from './notifications.service';
 import { NotificationProducer } from './production/notification-producer';
-import { TaskNotices } from './production/task-notices';
+import { Notifier } from './production/notifier';
 import { InboxStreams } from './stream/inbox-streams';
 import { InboxStreamsRepository } from './stream/inbox-streams.repository';
 import { StreamTickets } from './stream/stream-tickets';
 import { PgListenerModule } from '../database/pg-listener';
+import { TransactionsModule } from '../database/transactions';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 /**
  * Sends e-mail through the mail module's SMTP sender; exports the outbox for the account mails of auth, the
- * task notices that writes of other modules produce (task extensions, comments, grade releases), and the
- * stream tickets for auth's authentication guard.
+ * `Notifier` through which every module produces its notifications (see `production/`), and the stream
+ * tickets for auth's authentication guard.
  */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
-  imports: [MailModule, DatabaseOutageModule, PgListenerModule],
+  imports: [IdempotencyModule, MailModule, DatabaseOutageModule, PgListenerModule, TransactionsModule],
   controllers: [NotificationsController, NotificationPrefsController, DeliveriesController],
   providers: [
     NotificationsRepository,
@@ -44,7 +46,7 @@ import { PgListenerModule } from '../database/pg-listener';
     StreamTickets,
     DeliveryLogService,
     NotificationProducer,
-    TaskNotices,
+    Notifier,
     NotificationDispatcher,
     DeliveryOutbox,
     DeliveryWorker,
@@ -60,6 +62,6 @@ import { PgListenerModule } from '../database/pg-listener';
       useFactory: (...channels: NotificationChannel[]) => channels,
     },
   ],
-  exports: [DeliveryOutbox, TaskNotices, StreamTickets],
+  exports: [DeliveryOutbox, Notifier, StreamTickets],
 })
 export class NotificationsModule {}

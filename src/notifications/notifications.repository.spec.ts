@@ -3,6 +3,7 @@ import { createTestDataSource, seedClass, TestDataSource } from '../../test/util
 import { DeliveriesRepository } from './delivery/deliveries.repository';
 import { NotificationChannelName } from './entities/notification-pref.entity';
 import { NotificationsRepository } from './notifications.repository';
+import { Notifier } from './production/notifier';
 
 describe('NotificationsRepository and DeliveriesRepository (real PostgreSQL)', () => {
   let source: TestDataSource;
@@ -14,7 +15,7 @@ describe('NotificationsRepository and DeliveriesRepository (real PostgreSQL)', (
   beforeAll(async () => {
     source = await createTestDataSource();
     db = source.db;
-    notifications = new NotificationsRepository(db);
+    notifications = new NotificationsRepository(db, new Notifier(source.config));
     deliveries = new DeliveriesRepository(db);
     let classId: string;
     ({ ownerId: userId, classId } = await seedClass(db, 'inbox@example.test'));

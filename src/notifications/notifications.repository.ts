@@ -3,9 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { memberDueAtSql, memberSeesTaskSql } from '../access/task-rules.sql';
 import { isoSql } from '../common/utils/time';
-import { affected, Db, one, Prepared, rows } from '../database/sql';
+import { affected, one, Prepared, rows } from '../database/sql';
 import { NotificationChannelName } from './entities/notification-pref.entity';
 import { InboxRow, PrefRow } from './notifications.mapper';
+import { CompiledFanOut, compileFanOut } from './production/notification-fan-out';
+import { defineNotificationType, localTime, StaleCheck } from './production/notification-types';
+import { Notifier, Produced } from './production/notifier';
 
 /** The columns of an inbox row (InboxRow), alias `n` = notifications. */
 export const INBOX_COLUMNS = `n.id, n.type, n.task_id AS "taskId", n.class_id AS "classId", n.task_title AS "taskTitle",
@@ -79,16 +82,43 @@ export const TASKS_PER_BATCH = 20;
 /** A task members can see: published, not deleted, started (the access rule). Alias `t` = tasks. */
 const VISIBLE_TASK = `${memberSeesTaskSql('t')} AND t.deleted_at IS NULL`;
 
-/** The recipients of a task's event: active members of its class at this moment. Needs `claimed.task_id`. */
-const RECIPIENTS = `
-  FROM claimed
-  JOIN tasks t ON t.id = claimed.task_id
-  JOIN classes c ON c.id = t.class_id
-  JOIN class_members m ON m.class_id = t.class_id
-  JOIN users u ON u.id = m.user_id AND u.is_active`;
+const EVERY_MEMBER = { roles: 'all' } as const;
 
-/** A time in the recipient's time zone (alias `u` = users), e.g. `Tue 03 Mar 2026 17:30 (Asia/Shanghai)`. */
-const localTime = (time: string): string => `notification_local_time(${time}, u.timezone)`;
+/** A member's deadline passed, moved, or the member submitted: a reminder of it is out of date. */
+const REMINDER_STALE: StaleCheck[] = [
+  { when: 'n.due_at <= now()', reason: 'not sent: the due time has passed' },
+  {
+    when: `${memberDueAtSql('t', 'n.user_id')} IS DISTINCT FROM n.due_at`,
+    reason: 'not sent: the due time moved',
+  },
+  {
+    when: 'EXISTS (SELECT 1 FROM submissions s WHERE s.task_id = t.id AND s.user_id = n.user_id)',
+    reason: 'not sent: the recipient has submitted',
+  },
+];
+
+/** A task became visible to members; the recipient's own deadline, when the task has one. */
+export const TASK_PUBLISHED = defineNotificationType({
+  name: 'TASK_PUBLISHED',
+  subject: 'task',
+  texts: ({ deadline }: Record<'deadline', string>) => ({
+    title: `format('New task in %s: %s', c.name, t.title)`,
+    content: `format('"%s" was published in %s. %s', t.title, c.name,
+                  CASE WHEN t.due_at IS NULL THEN 'It has no due date.'
+                       ELSE 'Due ' || ${localTime(deadline)} || '.' END)`,
+  }),
+});
+
+/** `hours_before` the recipient's deadline `due_at`, while not submitted. */
+export const TASK_DUE_REMINDER = defineNotificationType({
+  name: 'TASK_DUE_REMINDER',
+  subject: 'task',
+  texts: ({ deadline }: Record<'deadline', string>) => ({
+    title: `format('Reminder: %s is due %s', t.title, ${localTime(deadline)})`,
+    content: `format('"%s" in %s is due %s, and you have not submitted it yet.', t.title, c.name, ${localTime(deadline)})`,
+  }),
+  staleWhen: REMINDER_STALE,
+});
 
 /**
  * Which tasks a publication scan looks at. `recent`: those that became visible (published, or started)
@@ -102,7 +132,7 @@ const SCOPES: Record<PublicationScope, { where: string; markerProbe: string }> =
   // `OFFSET 0` keeps the marker check a per-task index probe: the planner cannot estimate the `now()` range
   // and would otherwise hash every marker row on every poll.
   recent: {
-    where: `greatest(t.published_at, t.start_at) > CURRENT_TIMESTAMP(3) - interval '1 hour'`,
+    where: `greatest(t.published_at, t.start_at) > now()::timestamptz(3) - interval '1 hour'`,
     markerProbe: 'OFFSET 0',
   },
   // A full scan hashes the markers once, which is cheaper than a probe per task.
@@ -112,11 +142,13 @@ const SCOPES: Record<PublicationScope, { where: string; markerProbe: string }> =
 /**
  * Claim-and-fan-out statements. Each claims tasks by inserting a marker row whose key is the event
  * (`ON CONFLICT DO NOTHING`: a concurrent instance waits for the first one's commit and then claims nothing),
- * and in the same statement inserts one notification per recipient. The notifications' own unique keys
- * guard against a duplicate once more.
+ * and in the same statement inserts one notification per recipient: the active members of the task's class
+ * at this moment. The notifications' own unique keys guard against a duplicate once more.
  */
-const publishSql = (scope: PublicationScope) => `
-  WITH claimed AS (
+const publishFanOut = (scope: PublicationScope) =>
+  compileFanOut({
+    type: TASK_PUBLISHED,
+    with: `claimed AS (
     INSERT INTO notification_task_publications (task_id)
     SELECT t.id FROM tasks t
      WHERE ${VISIBLE_TASK} AND ${SCOPES[scope].where}
@@ -125,22 +157,17 @@ const publishSql = (scope: PublicationScope) => `
      LIMIT ${TASKS_PER_BATCH}
     ON CONFLICT DO NOTHING
     RETURNING task_id
-  ), produced AS (
-    INSERT INTO notifications (user_id, type, task_id, class_id, task_title, class_name, start_at, due_at, title, content)
-    SELECT m.user_id, 'TASK_PUBLISHED', t.id, t.class_id, t.title, c.name, t.start_at, t.due_at,
-           format('New task in %s: %s', c.name, t.title),
-           format('"%s" was published in %s. %s', t.title, c.name,
-                  CASE WHEN t.due_at IS NULL THEN 'It has no due date.'
-                       ELSE 'Due ' || ${localTime(memberDueAtSql('t', 'm.user_id'))} || '.' END)
-    ${RECIPIENTS}
-    ON CONFLICT DO NOTHING
-    RETURNING 1
-  )
-  SELECT (SELECT count(*) FROM claimed)::int AS tasks, (SELECT count(*) FROM produced)::int AS notifications`;
+  )`,
+    from: 'claimed',
+    subject: { task: 'claimed.task_id' },
+    recipients: EVERY_MEMBER,
+    vars: { deadline: memberDueAtSql('t', 'm.user_id') },
+    events: 'SELECT count(*) FROM claimed',
+  });
 
-const PUBLISH_SQL: Record<PublicationScope, string> = {
-  recent: publishSql('recent'),
-  all: publishSql('all'),
+const PUBLISH: Record<PublicationScope, CompiledFanOut> = {
+  recent: publishFanOut('recent'),
+  all: publishFanOut('all'),
 };
 
 /**
@@ -152,26 +179,23 @@ const ANNOUNCED_TASK = `EXISTS (SELECT 1 FROM notification_task_publications p W
 
 /** Of the offsets `$1` whose moment (`deadline` − h) has come, the smallest one, as the lateral row `o`. */
 const dueOffsetSql = (deadline: string): string => `LATERAL (
-    SELECT min(h) AS hours FROM unnest($1::float8[]) AS h WHERE ${deadline} - h * interval '1 hour' <= CURRENT_TIMESTAMP(3)
+    SELECT min(h) AS hours FROM unnest($1::float8[]) AS h WHERE ${deadline} - h * interval '1 hour' <= now()::timestamptz(3)
   ) o`;
-
-const reminderTexts = (deadline: string): string => `
-  format('Reminder: %s is due %s', t.title, ${localTime(deadline)}),
-  format('"%s" in %s is due %s, and you have not submitted it yet.', t.title, c.name, ${localTime(deadline)})`;
 
 /**
  * Reminders at the class-wide dueAt, to the members whose own deadline it is (not to those with a later
  * extension): of the offsets whose moment has come, the smallest one, so a task published close to its due time
  * gets one reminder rather than one per missed offset. A moved dueAt is a new key.
  */
-const REMIND_SQL = `
-  WITH claimed AS (
+const REMIND = compileFanOut({
+  type: TASK_DUE_REMINDER,
+  with: `claimed AS (
     INSERT INTO notification_task_reminders (task_id, hours_before, due_at)
     SELECT t.id, o.hours, t.due_at
       FROM tasks t
       CROSS JOIN ${dueOffsetSql('t.due_at')}
      WHERE ${VISIBLE_TASK} AND ${ANNOUNCED_TASK}
-       AND t.due_at > CURRENT_TIMESTAMP(3) AND t.due_at <= CURRENT_TIMESTAMP(3) + $2::float8 * interval '1 hour'
+       AND t.due_at > now()::timestamptz(3) AND t.due_at <= now()::timestamptz(3) + $2::float8 * interval '1 hour'
        AND o.hours IS NOT NULL
        AND NOT EXISTS (
          SELECT 1 FROM notification_task_reminders r
@@ -179,124 +203,56 @@ const REMIND_SQL = `
      LIMIT ${TASKS_PER_BATCH}
     ON CONFLICT DO NOTHING
     RETURNING task_id, hours_before, due_at
-  ), produced AS (
-    INSERT INTO notifications
-      (user_id, type, task_id, class_id, task_title, class_name, start_at, due_at, hours_before, title, content)
-    SELECT m.user_id, 'TASK_DUE_REMINDER', t.id, t.class_id, t.title, c.name, t.start_at, claimed.due_at,
-           claimed.hours_before, ${reminderTexts('claimed.due_at')}
-    ${RECIPIENTS}
-     WHERE NOT EXISTS (SELECT 1 FROM submissions s WHERE s.task_id = t.id AND s.user_id = m.user_id)
-       AND ${memberDueAtSql('t', 'm.user_id')} = claimed.due_at
-    ON CONFLICT DO NOTHING
-    RETURNING 1
-  )
-  SELECT (SELECT count(*) FROM claimed)::int AS tasks, (SELECT count(*) FROM produced)::int AS notifications`;
+  )`,
+  from: 'claimed',
+  subject: { task: 'claimed.task_id' },
+  recipients: EVERY_MEMBER,
+  where: `NOT EXISTS (SELECT 1 FROM submissions s WHERE s.task_id = t.id AND s.user_id = m.user_id)
+       AND ${memberDueAtSql('t', 'm.user_id')} = claimed.due_at`,
+  columns: { dueAt: 'claimed.due_at', hoursBefore: 'claimed.hours_before' },
+  vars: { deadline: 'claimed.due_at' },
+  events: 'SELECT count(*) FROM claimed',
+});
 
 /** Reminders of extended deadlines produced per statement. */
 export const EXTENDED_REMINDERS_PER_BATCH = 1000;
 
 /**
- * Reminders at the members' own deadlines: one row per extension that is the member's deadline
- * (later than the task's dueAt, see memberDeadlineSql) and whose reminder moment has come, found through the
- * index on the extensions' due time. No marker: the notifications' unique key (task, member, offset, deadline)
- * makes each one once, also with several instances, and the NOT EXISTS probe of it skips the ones made.
+ * Reminders at the members' own deadlines: one row per extension that is the member's deadline (later than the
+ * task's dueAt, see memberDeadlineSql) and whose reminder moment has come, found through the index on the
+ * extensions' due time. No marker: the notifications' unique key (task, member, offset, deadline) makes each
+ * one once, also with several instances, and the NOT EXISTS probe of it skips the ones made.
  */
-const REMIND_EXTENDED_SQL = `
-  WITH produced AS (
-    INSERT INTO notifications
-      (user_id, type, task_id, class_id, task_title, class_name, start_at, due_at, hours_before, title, content)
-    SELECT e.user_id, 'TASK_DUE_REMINDER', t.id, t.class_id, t.title, c.name, t.start_at, e.due_at, o.hours,
-           ${reminderTexts('e.due_at')}
+const REMIND_EXTENDED = compileFanOut({
+  type: TASK_DUE_REMINDER,
+  from: `(
+    SELECT e.task_id, e.user_id, e.due_at, o.hours
       FROM task_extensions e
       JOIN tasks t ON t.id = e.task_id
-      JOIN classes c ON c.id = t.class_id
       JOIN users u ON u.id = e.user_id AND u.is_active
       CROSS JOIN ${dueOffsetSql('e.due_at')}
-     WHERE e.due_at > CURRENT_TIMESTAMP(3) AND e.due_at <= CURRENT_TIMESTAMP(3) + $2::float8 * interval '1 hour'
+     WHERE e.due_at > now()::timestamptz(3) AND e.due_at <= now()::timestamptz(3) + $2::float8 * interval '1 hour'
        AND e.due_at > t.due_at AND ${VISIBLE_TASK} AND ${ANNOUNCED_TASK}
        AND o.hours IS NOT NULL
        AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.task_id = t.id AND s.user_id = e.user_id)
        AND NOT EXISTS (
          SELECT 1 FROM notifications r
-          WHERE r.type = 'TASK_DUE_REMINDER' AND r.task_id = t.id AND r.user_id = e.user_id
+          WHERE r.type = '${TASK_DUE_REMINDER.name}' AND r.task_id = t.id AND r.user_id = e.user_id
             AND r.hours_before = o.hours AND r.due_at = e.due_at)
      LIMIT ${EXTENDED_REMINDERS_PER_BATCH}
-    ON CONFLICT DO NOTHING
-    RETURNING task_id
-  )
-  SELECT count(DISTINCT task_id)::int AS tasks, count(*)::int AS notifications FROM produced`;
-
-/**
- * TASK_EXTENDED to the member of the extension of (`$1` task, `$2` member), while the task is visible to members
- * and the member active; nothing otherwise.
- */
-const EXTENDED_SQL = `
-  INSERT INTO notifications
-    (user_id, type, task_id, class_id, task_title, class_name, start_at, due_at, my_due_at, title, content)
-  SELECT e.user_id, 'TASK_EXTENDED', t.id, t.class_id, t.title, c.name, t.start_at, t.due_at, e.due_at,
-         format('Extension: %s is now due %s for you', t.title, ${localTime('e.due_at')}),
-         format('Your deadline for "%s" in %s is now %s.', t.title, c.name, ${localTime('e.due_at')})
-    FROM task_extensions e
-    JOIN tasks t ON t.id = e.task_id
-    JOIN classes c ON c.id = t.class_id
-    JOIN users u ON u.id = e.user_id AND u.is_active
-   WHERE e.task_id = $1 AND e.user_id = $2 AND ${VISIBLE_TASK}`;
-
-/** Longest part of a comment quoted in its notification's text. */
-const COMMENT_EXCERPT_LENGTH = 200;
-
-/**
- * TASK_COMMENT for comment `$1`: to the OWNER and ADMINs of the task's class, and to the author of the comment
- * it replies to while that author can see the task; never to the comment's own author. Active members only,
- * as for the other types. The text quotes the comment, white space folded, cut at COMMENT_EXCERPT_LENGTH.
- */
-const COMMENT_SQL = `
-  INSERT INTO notifications
-    (user_id, type, task_id, class_id, task_title, class_name, start_at, due_at, comment_id, title, content)
-  SELECT m.user_id, 'TASK_COMMENT', t.id, t.class_id, t.title, c.name, t.start_at, t.due_at, k.id,
-         CASE WHEN m.user_id = r.author_id
-              THEN format('%s replied to your comment on %s', author.name, t.title)
-              ELSE format('New comment on %s', t.title) END,
-         format('%s commented on "%s" in %s: %s', author.name, t.title, c.name,
-                CASE WHEN length(excerpt.text) > ${COMMENT_EXCERPT_LENGTH}
-                     THEN left(excerpt.text, ${COMMENT_EXCERPT_LENGTH - 1}) || '…' ELSE excerpt.text END)
-    FROM task_comments k
-    JOIN tasks t ON t.id = k.task_id
-    JOIN classes c ON c.id = t.class_id
-    CROSS JOIN LATERAL (
-      SELECT coalesce(a.nickname, 'A class member') AS name FROM users a WHERE a.id = k.author_id
-    ) author
-    CROSS JOIN LATERAL (SELECT regexp_replace(k.content, '[[:space:]]+', ' ', 'g') AS text) excerpt
-    LEFT JOIN task_comments r ON r.id = k.reply_to_id
-    JOIN class_members m ON m.class_id = t.class_id
-    JOIN users u ON u.id = m.user_id AND u.is_active
-   WHERE k.id = $1 AND m.user_id <> k.author_id
-     AND (m.role <> 'MEMBER' OR (m.user_id = r.author_id AND ${memberSeesTaskSql('t')}))
-  ON CONFLICT DO NOTHING`;
+  ) due`,
+  subject: { task: 'due.task_id' },
+  recipients: { user: 'due.user_id' },
+  columns: { dueAt: 'due.due_at', hoursBefore: 'due.hours' },
+  vars: { deadline: 'due.due_at' },
+});
 
 export interface ProductionBatch {
   tasks: number;
   notifications: number;
 }
 
-/**
- * GRADE_RELEASED to the submitters of the released submissions `$1`, while they are active members of the
- * class. The unique key (task, submitter) of GRADE_RELEASED makes it once per submission, whoever releases it
- * and however often; the release time is written in the recipient's time zone.
- */
-const GRADE_RELEASED_SQL = `
-  INSERT INTO notifications (user_id, type, task_id, class_id, task_title, class_name, start_at, due_at, title, content)
-  SELECT s.user_id, 'GRADE_RELEASED', t.id, t.class_id, t.title, c.name, t.start_at, t.due_at,
-         format('Grade released: %s', t.title),
-         format('Your grade for "%s" in %s was released %s.', t.title, c.name,
-                notification_local_time(s.released_at, u.timezone))
-    FROM submissions s
-    JOIN tasks t ON t.id = s.task_id
-    JOIN classes c ON c.id = t.class_id
-    JOIN class_members m ON m.class_id = t.class_id AND m.user_id = s.user_id
-    JOIN users u ON u.id = s.user_id AND u.is_active
-   WHERE s.id = ANY($1::uuid[]) AND s.released_at IS NOT NULL
-  ON CONFLICT DO NOTHING`;
+const toBatch = ({ events, notifications }: Produced): ProductionBatch => ({ tasks: events, notifications });
 
 /** Notifications routed per statement. */
 export const DISPATCH_BATCH_SIZE = 5000;
@@ -332,7 +288,10 @@ const DISPATCH_SQL = `
 /** The notifications (inbox), the channel preferences, and the statements that produce and route notifications. */
 @Injectable()
 export class NotificationsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly notifier: Notifier,
+  ) {}
 
   /**
    * One page of at most `pageRows` rows of the inbox, newest first, after the notification `cursor` when
@@ -365,7 +324,7 @@ export class NotificationsRepository {
     const marked = await one<{ id: string }>(
       this.dataSource,
       `WITH marked AS (
-         UPDATE notifications SET read_at = coalesce(read_at, CURRENT_TIMESTAMP(3))
+         UPDATE notifications SET read_at = coalesce(read_at, now()::timestamptz(3))
           WHERE id = $1 AND user_id = $2 AND status = 'SENT'
           RETURNING id)
        SELECT id FROM marked`,
@@ -379,7 +338,7 @@ export class NotificationsRepository {
     const row = await one<{ updated: number }>(
       this.dataSource,
       `WITH marked AS (
-         UPDATE notifications SET read_at = CURRENT_TIMESTAMP(3)
+         UPDATE notifications SET read_at = now()::timestamptz(3)
           WHERE user_id = $1 AND status = 'SENT' AND read_at IS NULL
           RETURNING 1)
        SELECT count(*)::int AS updated FROM marked`,
@@ -424,41 +383,28 @@ export class NotificationsRepository {
       `INSERT INTO notification_prefs (id, user_id, channel, address, is_enabled, secret)
        VALUES (COALESCE($6::uuid, gen_random_uuid()), $1, $2, $3, $4, $5)
        ON CONFLICT (user_id, channel)
-       DO UPDATE SET address = EXCLUDED.address, is_enabled = EXCLUDED.is_enabled, updated_at = CURRENT_TIMESTAMP(3)
+       DO UPDATE SET address = EXCLUDED.address, is_enabled = EXCLUDED.is_enabled, updated_at = now()::timestamptz(3)
        RETURNING ${PREF_COLUMNS}`,
       [userId, pref.channel, pref.address, pref.isEnabled, pref.secret, pref.id],
     );
     return row!;
   }
 
-  /** One batch of TASK_PUBLISHED fan-out (see publishSql). */
+  /** One batch of TASK_PUBLISHED fan-out (see publishFanOut). */
   async publishBatch(scope: PublicationScope): Promise<ProductionBatch> {
-    return (await one<ProductionBatch>(this.dataSource, PUBLISH_SQL[scope]))!;
+    return toBatch(await this.notifier.produce(this.dataSource, PUBLISH[scope]));
   }
 
-  /** One batch of TASK_DUE_REMINDER fan-out for reminders `hours` before the due time (see REMIND_SQL). */
+  /** One batch of TASK_DUE_REMINDER fan-out for reminders `hours` before the due time (see REMIND). */
   async remindBatch(hours: number[]): Promise<ProductionBatch> {
-    return (await one<ProductionBatch>(this.dataSource, REMIND_SQL, [hours, Math.max(...hours)]))!;
+    return toBatch(await this.notifier.produce(this.dataSource, REMIND, [hours, Math.max(...hours)]));
   }
 
-  /** One batch of reminders at extended deadlines (see REMIND_EXTENDED_SQL). */
+  /** One batch of reminders at extended deadlines (see REMIND_EXTENDED). */
   async remindExtendedBatch(hours: number[]): Promise<ProductionBatch> {
-    return (await one<ProductionBatch>(this.dataSource, REMIND_EXTENDED_SQL, [hours, Math.max(...hours)]))!;
-  }
-
-  /** TASK_EXTENDED for the member's extension, in the transaction of `db` (see EXTENDED_SQL). */
-  async produceExtended(db: Db, taskId: string, userId: string): Promise<void> {
-    await rows(db, EXTENDED_SQL, [taskId, userId]);
-  }
-
-  /** TASK_COMMENT notifications of a new comment, in the transaction of `db`; answers how many. */
-  commentPosted(db: Db, commentId: string): Promise<number> {
-    return affected(db, COMMENT_SQL, [commentId]);
-  }
-
-  /** GRADE_RELEASED for the released submissions `submissionIds`, in the transaction of `db` (see GRADE_RELEASED_SQL). */
-  async produceGradeReleased(db: Db, submissionIds: string[]): Promise<void> {
-    await rows(db, GRADE_RELEASED_SQL, [submissionIds]);
+    return toBatch(
+      await this.notifier.produce(this.dataSource, REMIND_EXTENDED, [hours, Math.max(...hours)]),
+    );
   }
 
   /** Routes one batch of PENDING notifications (see DISPATCH_SQL). */

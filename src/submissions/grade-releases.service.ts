@@ -1,23 +1,20 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { TaskAccess } from '../access/access.service';
-import { TaskNotices } from '../notifications/production/task-notices';
 import { ReleaseGradesResponse } from './dto/release-grades.dto';
 import { ReleasedRow, ReleaseScope, SubmissionsRepository } from './submissions.repository';
+import { Transactions, Tx } from '../database/transactions';
 
 /** Releasing grades: the release and its GRADE_RELEASED notices commit together. */
 @Injectable()
 export class GradeReleases {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly submissions: SubmissionsRepository,
-    private readonly notices: TaskNotices,
   ) {}
 
   /** `POST /tasks/:taskId/grades/release`: every graded, unreleased submission (of `userIds` when given). */
   async release({ taskId }: TaskAccess, userIds: string[] | undefined): Promise<ReleaseGradesResponse> {
-    const released = await this.dataSource.transaction((manager) =>
+    const released = await this.transactions.run((manager) =>
       this.releaseGraded(manager, taskId, { userIds }),
     );
     return { released: released.length };
@@ -27,9 +24,9 @@ export class GradeReleases {
    * Releases the graded, unreleased submissions of the task in `scope` and produces their notices, in the
    * caller's transaction (a grade under IMMEDIATE, a task switched to IMMEDIATE); those released.
    */
-  async releaseGraded(manager: EntityManager, taskId: string, scope: ReleaseScope): Promise<ReleasedRow[]> {
+  async releaseGraded(manager: Tx, taskId: string, scope: ReleaseScope): Promise<ReleasedRow[]> {
     const released = await this.submissions.release(manager, taskId, scope);
-    await this.notices.gradesReleased(
+    await this.submissions.notifyReleased(
       manager,
       released.map((row) => row.id),
     );

@@ -13,6 +13,7 @@ import { CurrentAccess, TaskManagerRoute } from '../access/access-route.decorato
 import { ErrorResponse } from '../common/errors/error.response';
 import { ReleaseGradesDto, ReleaseGradesResponse } from './dto/release-grades.dto';
 import { GradeReleases } from './grade-releases.service';
+import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 @ApiTags('submissions')
 @ApiBearerAuth()
@@ -35,6 +36,7 @@ export class GradesController {
     type: ErrorResponse,
     description: 'VALIDATION_ERROR: userIds not an array of at most 1000 UUIDs',
   })
+  @IdempotentWrite()
   release(
     @CurrentAccess() access: TaskAccess,
     @Body() body: ReleaseGradesDto,

@@ -44,7 +44,8 @@ import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submissio
 import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
 import { SubmissionsExportService } from './submissions-export.service';
 import { SubmissionsService } from './submissions.service';
-import { EntityTagged, IfMatch, IfMatchRoute, IfMatchTags } from '../common/http/entity-tags';
+import { ApiNotModifiedResponse, IfMatch, IfMatchRoute, IfMatchTags } from '../common/http/entity-tags';
+import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 const TASK_ID = new ParseUUIDPipe();
 const NO_SUBMISSION = 'NOT_FOUND: no such submission of the task';
@@ -61,7 +62,7 @@ export class SubmissionsController {
 
   @Get('me')
   @TaskRoute({ notFound: 'NOT_FOUND: no submission yet' })
-  @EntityTagged()
+  @ApiNotModifiedResponse()
   @ApiOperation({ summary: "The caller's submission" })
   @ApiOkResponse({ type: SubmissionResponse })
   getMine(@CurrentAccess() access: TaskAccess, @CurrentUser() user: AuthUser): Promise<SubmissionResponse> {
@@ -71,12 +72,13 @@ export class SubmissionsController {
   // The upsert's one statement decides access (benchmarked hot path); the service judges the body.
   @Put('me')
   @TaskRoute({ inStatement: true, submissionWrite: true })
-  @EntityTagged()
+  @ApiNotModifiedResponse()
   @IfMatchRoute()
   @ApiOperation({ summary: "Create or update the caller's submission" })
   @ApiBody({ type: UpsertSubmissionDto })
   @ApiOkResponse({ type: SubmissionResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: 'VALIDATION_ERROR: invalid body' })
+  @IdempotentWrite()
   upsertMine(
     @Param('taskId', TASK_ID) taskId: string,
     @CurrentUser() user: AuthUser,
@@ -95,6 +97,7 @@ export class SubmissionsController {
   })
   @ApiCreatedResponse({ type: AttachmentResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: 'VALIDATION_ERROR: no file' })
+  @IdempotentWrite()
   addAttachment(
     @CurrentAccess() access: TaskAccess,
     @CurrentUser() user: AuthUser,
@@ -158,6 +161,7 @@ export class SubmissionsController {
     type: ErrorResponse,
     description: 'VALIDATION_ERROR: no field, bad value, or isExemplary without a score',
   })
+  @IdempotentWrite()
   grade(
     @CurrentAccess() access: TaskAccess,
     @Param('submissionId', new ParseUUIDPipe()) submissionId: string,
@@ -171,18 +175,20 @@ export class SubmissionsController {
   @TaskManagerRoute({ notFound: NO_SUBMISSION })
   @ApiOperation({
     summary: 'OWNER/ADMIN: mark or unmark an example submission; the grade, reviewerId and reviewedAt stay',
+    description: 'Without a body (or with `{}`) the flag is toggled; `{isExemplary}` sets it.',
   })
   @ApiOkResponse({ type: SubmissionResponse })
   @ApiBadRequestResponse({
     type: ErrorResponse,
-    description: 'VALIDATION_ERROR: isExemplary missing or not a boolean, or true without a score',
+    description: 'VALIDATION_ERROR: isExemplary not a boolean, or true (set or toggled) without a score',
   })
+  @IdempotentWrite()
   setExemplary(
     @CurrentAccess() access: TaskAccess,
     @Param('submissionId', new ParseUUIDPipe()) submissionId: string,
     @Body() body: MarkExemplaryDto,
   ): Promise<SubmissionResponse> {
-    return this.submissions.setExemplary(access, submissionId, body.isExemplary);
+    return this.submissions.setExemplary(access, submissionId, body.isExemplary ?? null);
   }
 }
 

@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { createTestDataSource, seedClass, TestDataSource } from '../../test/utils/test-data-source';
 import { AppError } from '../common/errors/app-error';
 import { one } from '../database/sql';
+import { Notifier } from '../notifications/production/notifier';
 import { SubmissionsRepository } from './submissions.repository';
 
 describe('SubmissionsRepository (real PostgreSQL)', () => {
@@ -14,7 +15,7 @@ describe('SubmissionsRepository (real PostgreSQL)', () => {
   beforeAll(async () => {
     source = await createTestDataSource();
     db = source.db;
-    submissions = new SubmissionsRepository(db);
+    submissions = new SubmissionsRepository(db, new Notifier(source.config));
     let classId: string;
     ({ ownerId, classId } = await seedClass(db, 'owner@example.test'));
     ({ id: taskId } = (await one<{ id: string }>(

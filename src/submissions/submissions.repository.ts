@@ -9,10 +9,14 @@ import { roleRankSql } from '../classes/classes.repository';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { withConstraintErrors } from '../common/errors/constraint-errors';
 import { Db, one, Prepared, rows } from '../database/sql';
+import { compileFanOut } from '../notifications/production/notification-fan-out';
+import { defineNotificationType, localTime } from '../notifications/production/notification-types';
+import { Notifier } from '../notifications/production/notifier';
 import { AttachmentJson, attachmentsJsonSql } from '../files/attachments.sql';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { Submission } from './entities/submission.entity';
 import { GradeRelease } from './grade-release';
+import { Tx } from '../database/transactions';
 
 /** A submission as the queries read it: the row with `isLate` (submitted after the submitter's deadline), judged when read. */
 export type SubmissionRow = Submission & { isLate: boolean };
@@ -134,7 +138,7 @@ const UPSERT_MINE = new Prepared(
    ), saved AS (
      INSERT INTO submissions AS s (task_id, user_id, content)
      SELECT $1::uuid, $2::uuid, $3::text FROM rules WHERE NOT rules.late AND NOT rules.locked
-     ON CONFLICT (task_id, user_id) DO UPDATE SET content = EXCLUDED.content, last_updated_at = CURRENT_TIMESTAMP(3)
+     ON CONFLICT (task_id, user_id) DO UPDATE SET content = EXCLUDED.content, last_updated_at = now()::timestamptz(3)
      RETURNING ${SUBMISSION_COLUMNS}
    )
    SELECT rules.late, rules.locked, rules.role, saved.*,
@@ -148,10 +152,44 @@ const EXPORT_SQL = `SELECT ${DISPLAY_NAME} AS "displayName", sc.name AS "schoolN
   ${ROSTER_FROM}
   ${ROSTER_ORDER}`;
 
+/** A grade became visible to its submitter; the release time in the recipient's time zone. */
+export const GRADE_RELEASED = defineNotificationType({
+  name: 'GRADE_RELEASED',
+  subject: 'task',
+  texts: ({ releasedAt }: Record<'releasedAt', string>) => ({
+    title: `format('Grade released: %s', t.title)`,
+    content: `format('Your grade for "%s" in %s was released %s.', t.title, c.name, ${localTime(releasedAt)})`,
+  }),
+});
+
+/**
+ * GRADE_RELEASED to the submitters of the released submissions `$1`, while they are active members of the
+ * class. The unique key (task, submitter) of GRADE_RELEASED makes it once per submission, whoever releases it
+ * and however often.
+ */
+const GRADES_RELEASED = compileFanOut({
+  type: GRADE_RELEASED,
+  from: 'submissions s',
+  subject: { task: 's.task_id' },
+  recipients: { user: 's.user_id' },
+  where: 's.id = ANY($1::uuid[]) AND s.released_at IS NOT NULL',
+  vars: { releasedAt: 's.released_at' },
+});
+
 /** Submissions and their attachments. Rows have the entities' property names (columns aliased). */
+const MINE = `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.task_id = $1 AND s.user_id = $2`;
+
 @Injectable()
 export class SubmissionsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly notifier: Notifier,
+  ) {}
+
+  /** GRADE_RELEASED for the submissions `submissionIds` just released, in their transaction `db`. */
+  async notifyReleased(db: Db, submissionIds: string[]): Promise<void> {
+    if (submissionIds.length > 0) await this.notifier.produce(db, GRADES_RELEASED, [submissionIds]);
+  }
 
   /** The one-statement PUT (see UPSERT_MINE); null unless the caller is a member who may see the task. */
   upsertMine(
@@ -163,13 +201,13 @@ export class SubmissionsRepository {
     return one<UpsertRow>(db, UPSERT_MINE, [taskId, userId, content]);
   }
 
-  /** `lock`: FOR UPDATE, until the transaction of `db` ends. */
-  findMine(db: Db, taskId: string, userId: string, lock = false): Promise<SubmissionRow | null> {
-    return one<SubmissionRow>(
-      db,
-      `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.task_id = $1 AND s.user_id = $2${lock ? ' FOR UPDATE' : ''}`,
-      [taskId, userId],
-    );
+  findMine(db: Db, taskId: string, userId: string): Promise<SubmissionRow | null> {
+    return one<SubmissionRow>(db, MINE, [taskId, userId]);
+  }
+
+  /** The caller's submission locked FOR UPDATE until `tx` ends. */
+  lockMine(tx: Tx, taskId: string, userId: string): Promise<SubmissionRow | null> {
+    return one<SubmissionRow>(tx, `${MINE} FOR UPDATE`, [taskId, userId]);
   }
 
   findInTask(db: Db, taskId: string, submissionId: string): Promise<SubmissionRow | null> {
@@ -209,7 +247,7 @@ export class SubmissionsRepository {
     const row = await one<{ id: string }>(
       db,
       `INSERT INTO submissions (task_id, user_id) VALUES ($1, $2)
-           ON CONFLICT (task_id, user_id) DO UPDATE SET last_updated_at = CURRENT_TIMESTAMP(3)
+           ON CONFLICT (task_id, user_id) DO UPDATE SET last_updated_at = now()::timestamptz(3)
            RETURNING id`,
       [taskId, userId],
     );
@@ -253,7 +291,7 @@ export class SubmissionsRepository {
            DELETE FROM submission_attachments a USING submissions s
             WHERE a.id = $3 AND a.submission_id = s.id AND s.task_id = $1 AND s.user_id = $2
            RETURNING a.submission_id, a.file_key)
-         UPDATE submissions s SET last_updated_at = CURRENT_TIMESTAMP(3) FROM gone
+         UPDATE submissions s SET last_updated_at = now()::timestamptz(3) FROM gone
           WHERE s.id = gone.submission_id
          RETURNING gone.file_key AS "fileKey"`,
       [taskId, userId, attachmentId],
@@ -299,7 +337,7 @@ export class SubmissionsRepository {
             feedback = CASE WHEN $5 THEN $6 ELSE s.feedback END,
             is_exemplary = COALESCE($7, s.is_exemplary),
             reviewer_id = $8,
-            reviewed_at = CURRENT_TIMESTAMP(3)
+            reviewed_at = now()::timestamptz(3)
            FROM task
           WHERE s.id = $1 AND s.task_id = $2
           RETURNING ${SUBMISSION_COLUMNS}, task.grade_release AS "gradeRelease"`,
@@ -317,12 +355,19 @@ export class SubmissionsRepository {
     );
   }
 
-  /** Sets only the exemplary flag (grader and review time stay); null when the task has no such submission. */
-  setExemplary(taskId: string, submissionId: string, isExemplary: boolean): Promise<SubmissionRow | null> {
+  /**
+   * Sets only the exemplary flag (grader and review time stay), or toggles it when `isExemplary` is null (under
+   * the row lock, so concurrent toggles apply one after the other); null when the task has no such submission.
+   */
+  setExemplary(
+    taskId: string,
+    submissionId: string,
+    isExemplary: boolean | null,
+  ): Promise<SubmissionRow | null> {
     return withConstraintErrors(() =>
       one<SubmissionRow>(
         this.dataSource,
-        `UPDATE submissions s SET is_exemplary = $3
+        `UPDATE submissions s SET is_exemplary = coalesce($3::boolean, NOT s.is_exemplary)
           WHERE s.id = $1 AND s.task_id = $2
           RETURNING ${SUBMISSION_COLUMNS}`,
         [submissionId, taskId, isExemplary],
@@ -346,7 +391,7 @@ export class SubmissionsRepository {
           ORDER BY s.id
           FOR UPDATE
        )
-       UPDATE submissions s SET released_at = CURRENT_TIMESTAMP(3) FROM due WHERE s.id = due.id
+       UPDATE submissions s SET released_at = now()::timestamptz(3) FROM due WHERE s.id = due.id
        RETURNING s.id, s.released_at AS "releasedAt"`,
       [taskId, scope.userIds ?? null, scope.submissionId ?? null],
     );

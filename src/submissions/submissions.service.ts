@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { AccessService, TaskAccess } from '../access/access.service';
 import { assertSubmissionWritable } from '../access/submission-rules';
 import { AppError } from '../common/errors/app-error';
@@ -20,6 +18,7 @@ import { toListEntryResponse, toSubmissionResponse } from './submissions.mapper'
 import { SubmissionRow, SubmissionsRepository, UpsertRow } from './submissions.repository';
 import { assertIfMatch, IfMatchTags } from '../common/http/entity-tags';
 import { Db } from '../database/sql';
+import { Transactions, Tx } from '../database/transactions';
 
 /** The global validation pipe, for a body that is judged after the access check. */
 const BODY_PIPE = createValidationPipe();
@@ -30,7 +29,7 @@ export const ATTACHMENTS_PER_SUBMISSION_MAX = 50;
 @Injectable()
 export class SubmissionsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly access: AccessService,
     private readonly storage: FileStorage,
     private readonly submissions: SubmissionsRepository,
@@ -39,7 +38,7 @@ export class SubmissionsService {
 
   /** `access`: the route's `@TaskRoute()`, as every method here that takes one. */
   async getMine({ taskId, role }: TaskAccess, userId: string): Promise<SubmissionResponse> {
-    const submission = await this.submissions.findMine(this.dataSource, taskId, userId);
+    const submission = await this.submissions.findMine(this.transactions.autocommit, taskId, userId);
     if (!submission) throw AppError.notFound('Submission');
     return this.withAttachments(gradeVisibleToSubmitter(submission, role));
   }
@@ -78,8 +77,8 @@ export class SubmissionsService {
     ifMatch: IfMatchTags,
   ): Promise<SubmissionResponse> {
     const { role } = await this.access.requireTaskAccess(taskId, userId);
-    return this.dataSource.transaction(async (manager) => {
-      const current = await this.submissions.findMine(manager, taskId, userId, true);
+    return this.transactions.run(async (manager) => {
+      const current = await this.submissions.lockMine(manager, taskId, userId);
       assertIfMatch(
         ifMatch,
         current && (await this.withAttachments(gradeVisibleToSubmitter(current, role), manager)),
@@ -159,7 +158,7 @@ export class SubmissionsService {
 
   /** OWNER and ADMIN see the grade; a MEMBER (the submitter, `GET /submissions/:id`) only once released. */
   async getOne({ taskId, role }: TaskAccess, submissionId: string): Promise<SubmissionResponse> {
-    const submission = await this.submissions.findInTask(this.dataSource, taskId, submissionId);
+    const submission = await this.submissions.findInTask(this.transactions.autocommit, taskId, submissionId);
     if (!submission) throw AppError.notFound('Submission');
     return this.withAttachments(gradeVisibleToSubmitter(submission, role));
   }
@@ -178,7 +177,7 @@ export class SubmissionsService {
     if (dto.score === undefined && dto.feedback === undefined && dto.isExemplary === undefined) {
       throw AppError.validation('Give at least one of score, feedback, isExemplary');
     }
-    const graded = await this.dataSource.transaction(async (manager) => {
+    const graded = await this.transactions.run(async (manager) => {
       const row = await this.submissions.grade(manager, taskId, submissionId, {
         ...dto,
         reviewerId: graderId,
@@ -198,7 +197,7 @@ export class SubmissionsService {
   async setExemplary(
     { taskId }: TaskAccess,
     submissionId: string,
-    isExemplary: boolean,
+    isExemplary: boolean | null,
   ): Promise<SubmissionResponse> {
     const marked = await this.submissions.setExemplary(taskId, submissionId, isExemplary);
     if (!marked) throw AppError.notFound('Submission');
@@ -213,9 +212,9 @@ export class SubmissionsService {
   private async writeMine<T>(
     { taskId, role }: TaskAccess,
     userId: string,
-    write: (manager: EntityManager) => Promise<T>,
+    write: (manager: Tx) => Promise<T>,
   ): Promise<T> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.run(async (manager) => {
       const rules = await this.submissions.writeRules(manager, taskId, userId, role);
       if (!rules) throw AppError.notFound('Task');
       assertSubmissionWritable(rules);
@@ -225,7 +224,7 @@ export class SubmissionsService {
 
   private async withAttachments(
     submission: SubmissionRow,
-    db: Db = this.dataSource,
+    db: Db = this.transactions.autocommit,
   ): Promise<SubmissionResponse> {
     const attachments = await this.submissions.attachments(db, submission.id);
     return toSubmissionResponse(submission, attachments);

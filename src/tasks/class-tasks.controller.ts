@@ -15,7 +15,8 @@ import { CreateDraftDto, CreateTaskDto } from './dto/task-write.dto';
 import { MyDraftResponse, TaskDetailResponse, TaskSummaryResponse } from './dto/task.response';
 import { TaskReader } from './task-reader.service';
 import { TasksService } from './tasks.service';
-import { EntityTagged } from '../common/http/entity-tags';
+import { ApiNotModifiedResponse } from '../common/http/entity-tags';
+import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 const INVALID_TASK =
   'Invalid body: title, times (dueAt before startAt), blockedBy (unknown, other class, duplicate)';
@@ -33,7 +34,7 @@ export class ClassTasksController {
   // Membership is checked by the list statement itself (TaskReader.listForClass): a benchmarked hot path.
   @Get()
   @ClassRoute({ inStatement: true })
-  @EntityTagged()
+  @ApiNotModifiedResponse()
   @ApiOperation({
     summary: "Published tasks of the class with the caller's state",
     description:
@@ -52,6 +53,7 @@ export class ClassTasksController {
   @ApiOperation({ summary: 'Create a task, published at once (OWNER/ADMIN)' })
   @ApiCreatedResponse({ type: TaskDetailResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: INVALID_TASK })
+  @IdempotentWrite()
   create(
     @Param('classId', new ParseUUIDPipe()) classId: string,
     @Body() body: CreateTaskDto,
@@ -65,6 +67,7 @@ export class ClassTasksController {
   @ApiOperation({ summary: 'Create an unpublished draft (OWNER/ADMIN); title defaults to "Untitled Draft"' })
   @ApiCreatedResponse({ type: TaskDetailResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: INVALID_TASK })
+  @IdempotentWrite()
   createDraft(
     @Param('classId', new ParseUUIDPipe()) classId: string,
     @Body() body: CreateDraftDto,

@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { TaskAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { toAttachmentResponse } from '../files/attachment.response';
@@ -9,6 +7,7 @@ import { UploadedFileInfo } from '../files/multer-storage.engine';
 import { uploadMetadata } from '../files/upload-metadata';
 import { TaskAttachmentResponse } from './dto/task.response';
 import { TasksRepository } from './tasks.repository';
+import { Transactions } from '../database/transactions';
 
 /** A bound on the attachment list of one task. */
 export const ATTACHMENTS_PER_TASK_MAX = 50;
@@ -16,7 +15,7 @@ export const ATTACHMENTS_PER_TASK_MAX = 50;
 @Injectable()
 export class TaskAttachmentsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly storage: FileStorage,
     private readonly tasks: TasksRepository,
   ) {}
@@ -33,7 +32,7 @@ export class TaskAttachmentsService {
     try {
       if (!file) throw AppError.validation('file is required (multipart field "file")');
       const { originalName, mimeType } = uploadMetadata(file);
-      const attachment = await this.dataSource.transaction(async (manager) => {
+      const attachment = await this.transactions.run(async (manager) => {
         // Locked: the count below holds until the insert, and a concurrent delete of the task waits.
         await this.tasks.lockLive(manager, taskId);
         if ((await this.tasks.countAttachments(manager, taskId)) >= ATTACHMENTS_PER_TASK_MAX) {
@@ -50,7 +49,7 @@ export class TaskAttachmentsService {
   }
 
   async remove({ taskId }: TaskAccess, attachmentId: string): Promise<void> {
-    const fileKey = await this.tasks.deleteAttachment(this.dataSource, taskId, attachmentId);
+    const fileKey = await this.tasks.deleteAttachment(this.transactions.autocommit, taskId, attachmentId);
     if (fileKey === null) throw AppError.notFound('Attachment');
     await this.storage.discard([fileKey], { taskId });
   }

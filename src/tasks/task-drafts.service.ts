@@ -1,7 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, QueryDeepPartialEntity } from 'typeorm';
+import { QueryDeepPartialEntity } from 'typeorm';
 import { TaskAccess } from '../access/access.service';
 import { ParseInput, ParseResult } from '../ai/ai-provider';
 import { AiService } from '../ai/ai.service';
@@ -14,6 +13,7 @@ import { FileStorage } from '../files/file-storage';
 import { DraftMarkdownResponse } from './dto/task.response';
 import { Task } from './entities/task.entity';
 import { TasksRepository } from './tasks.repository';
+import { Transactions } from '../database/transactions';
 
 /** Text-like attachments are read into the parse input, each and all together bounded. */
 const TEXT_ATTACHMENT = /^text\//i;
@@ -50,7 +50,7 @@ export class TaskDraftsService {
   private readonly logger = new Logger(TaskDraftsService.name);
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly ai: AiService,
     private readonly storage: FileStorage,
     private readonly jobs: RunningJobs,
@@ -72,7 +72,7 @@ export class TaskDraftsService {
     }
     const input: ParseInput = { text, attachments: await this.readTextAttachments(taskId) };
     const result = await this.ai.parse(input, user);
-    const markdownCached = await this.dataSource.transaction(async (manager) => {
+    const markdownCached = await this.transactions.run(async (manager) => {
       const draft = await this.tasks.lockLive(manager, taskId);
       assertDraft(draft);
       const changes: QueryDeepPartialEntity<Task> = parsedTimes(draft, result);
@@ -89,7 +89,7 @@ export class TaskDraftsService {
   }
 
   async draftMarkdown({ taskId }: TaskAccess): Promise<DraftMarkdownResponse> {
-    return { markdown: await this.tasks.cachedMarkdown(this.dataSource, taskId) };
+    return { markdown: await this.tasks.cachedMarkdown(this.transactions.autocommit, taskId) };
   }
 
   /** Expired rows are never read (see cachedMarkdown); this only reclaims their space. */

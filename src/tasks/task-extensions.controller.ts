@@ -24,6 +24,7 @@ import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorat
 import { ErrorResponse } from '../common/errors/error.response';
 import { ExtensionResponse, PutExtensionDto } from './dto/extension.dto';
 import { TaskExtensionsService } from './task-extensions.service';
+import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 const memberId = (): ParameterDecorator => Param('userId', new ParseUUIDPipe());
 
@@ -56,6 +57,7 @@ export class TaskExtensionsController {
     type: ErrorResponse,
     description: 'VALIDATION_ERROR: invalid body or userId, the task has no dueAt, dueAt not later than it',
   })
+  @IdempotentWrite()
   put(
     @CurrentAccess() access: TaskAccess,
     @memberId() userId: string,

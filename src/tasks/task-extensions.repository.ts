@@ -1,8 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { memberDueAtSql, memberSeesTaskSql } from '../access/task-rules.sql';
 import { isoSql } from '../common/utils/time';
 import { Db, one, rows } from '../database/sql';
+import { Tx } from '../database/transactions';
+import { compileFanOut } from '../notifications/production/notification-fan-out';
+import { defineNotificationType, localTime } from '../notifications/production/notification-types';
+import { Notifier } from '../notifications/production/notifier';
 
 /** An extension with its member's nickname; timestamps already the JSON strings (`isoSql`). */
 export interface ExtensionRow {
@@ -30,16 +35,55 @@ const EXTENSION_COLUMNS = `e.task_id, e.user_id, u.nickname, ${isoSql('e.due_at'
   e.allow_late_submission, e.created_by, ${isoSql('e.created_at')} AS created_at,
   ${isoSql('e.updated_at')} AS updated_at`;
 
+/** A member's own deadline was set or moved; out of date once it changed again or is gone. */
+export const TASK_EXTENDED = defineNotificationType({
+  name: 'TASK_EXTENDED',
+  subject: 'task',
+  texts: ({ deadline }: Record<'deadline', string>) => ({
+    title: `format('Extension: %s is now due %s for you', t.title, ${localTime(deadline)})`,
+    content: `format('Your deadline for "%s" in %s is now %s.', t.title, c.name, ${localTime(deadline)})`,
+  }),
+  staleWhen: [
+    {
+      when: `${memberDueAtSql('t', 'n.user_id')} IS DISTINCT FROM n.my_due_at`,
+      reason: 'not sent: the extension changed',
+    },
+  ],
+});
+
+/**
+ * TASK_EXTENDED to the member of the extension of (`$1` task, `$2` member), while the task is visible to members
+ * and the member active; nothing otherwise. Its webhook `data` adds the member's deadline, `myDueAt`.
+ */
+const EXTENDED = compileFanOut({
+  type: TASK_EXTENDED,
+  from: 'task_extensions e',
+  subject: { task: 'e.task_id' },
+  recipients: { user: 'e.user_id' },
+  where: `e.task_id = $1 AND e.user_id = $2 AND ${memberSeesTaskSql('t')} AND t.deleted_at IS NULL`,
+  columns: { myDueAt: 'e.due_at' },
+  data: `jsonb_build_object('myDueAt', ${isoSql('e.due_at')})`,
+  vars: { deadline: 'e.due_at' },
+});
+
 /** The members' own deadlines of tasks (table `task_extensions`). */
 @Injectable()
 export class TaskExtensionsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly notifier: Notifier,
+  ) {}
+
+  /** TASK_EXTENDED to the member of the extension just written, in its transaction `db` (see EXTENDED). */
+  async notifyExtended(db: Db, taskId: string, userId: string): Promise<void> {
+    await this.notifier.produce(db, EXTENDED, [taskId, userId]);
+  }
 
   /**
    * The task's dueAt, with the task row share-locked until the transaction ends, so dueAt cannot move while an
    * extension is judged against it; null when the task is gone or deleted.
    */
-  lockTaskDue(db: Db, taskId: string): Promise<{ due_at: Date | null } | null> {
+  lockTaskDue(db: Tx, taskId: string): Promise<{ due_at: Date | null } | null> {
     return one(db, `SELECT due_at FROM tasks WHERE id = $1 AND deleted_at IS NULL FOR SHARE`, [taskId]);
   }
 
@@ -47,7 +91,7 @@ export class TaskExtensionsRepository {
    * Locks the membership of `userId` in the class until the transaction ends: writes of one member's extensions
    * run one at a time (each sees the one before), and the member cannot leave meanwhile. False when not a member.
    */
-  async lockMember(db: Db, classId: string, userId: string): Promise<boolean> {
+  async lockMember(db: Tx, classId: string, userId: string): Promise<boolean> {
     const locked = await rows(
       db,
       `SELECT 1 FROM class_members WHERE class_id = $1 AND user_id = $2 FOR NO KEY UPDATE`,
@@ -74,7 +118,7 @@ export class TaskExtensionsRepository {
            allow_late_submission = EXCLUDED.allow_late_submission,
            updated_at = CASE
              WHEN (x.due_at, x.allow_late_submission) IS DISTINCT FROM (EXCLUDED.due_at, EXCLUDED.allow_late_submission)
-             THEN CURRENT_TIMESTAMP(3) ELSE x.updated_at END
+             THEN now()::timestamptz(3) ELSE x.updated_at END
          RETURNING x.*
        )
        SELECT ${EXTENSION_COLUMNS}, previous.due_at IS DISTINCT FROM e.due_at AS due_changed

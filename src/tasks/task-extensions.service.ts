@@ -1,20 +1,17 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { TaskAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
-import { TaskNotices } from '../notifications/production/task-notices';
 import { ExtensionResponse, PutExtensionDto } from './dto/extension.dto';
 import { TaskExtensionsRepository } from './task-extensions.repository';
 import { toExtensionResponse } from './tasks.mapper';
+import { Transactions } from '../database/transactions';
 
 /** Members' own deadlines. `access` comes from the routes' `@TaskManagerRoute()`. */
 @Injectable()
 export class TaskExtensionsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly extensions: TaskExtensionsRepository,
-    private readonly notices: TaskNotices,
   ) {}
 
   /**
@@ -29,7 +26,7 @@ export class TaskExtensionsService {
     dto: PutExtensionDto,
   ): Promise<ExtensionResponse> {
     const dueAt = new Date(dto.dueAt);
-    return this.dataSource.transaction(async (db) => {
+    return this.transactions.run(async (db) => {
       const task = await this.extensions.lockTaskDue(db, taskId);
       if (!task) throw AppError.notFound('Task');
       if (!(await this.extensions.lockMember(db, classId, memberId))) throw AppError.notFound('Member');
@@ -43,7 +40,7 @@ export class TaskExtensionsService {
         allowLateSubmission: dto.allowLateSubmission ?? null,
         createdBy: callerId,
       });
-      if (dueChanged) await this.notices.extended(db, taskId, memberId);
+      if (dueChanged) await this.extensions.notifyExtended(db, taskId, memberId);
       return toExtensionResponse(extension);
     });
   }

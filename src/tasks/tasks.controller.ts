@@ -43,7 +43,8 @@ import { TaskAttachmentsService } from './task-attachments.service';
 import { TaskDraftsService } from './task-drafts.service';
 import { TaskReader } from './task-reader.service';
 import { TasksService } from './tasks.service';
-import { EntityTagged, IfMatch, IfMatchRoute, IfMatchTags } from '../common/http/entity-tags';
+import { ApiNotModifiedResponse, IfMatch, IfMatchRoute, IfMatchTags } from '../common/http/entity-tags';
+import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 const TASK_ID = new ParseUUIDPipe();
 
@@ -61,7 +62,7 @@ export class TasksController {
 
   // Before ':taskId', so "mine" is not read as an id.
   @Get('mine')
-  @EntityTagged()
+  @ApiNotModifiedResponse()
   @ApiOperation({
     summary: 'Tasks visible to the caller across all their classes',
     description: 'Nearest own deadline (myDueAt) first, tasks without deadline last.',
@@ -74,7 +75,7 @@ export class TasksController {
   // The detail statement decides access (benchmarked hot path); AccessService explains a refusal.
   @Get(':taskId')
   @TaskRoute({ inStatement: true })
-  @EntityTagged()
+  @ApiNotModifiedResponse()
   @ApiOperation({ summary: 'Task detail; stats for OWNER/ADMIN only; records no view' })
   @ApiOkResponse({ type: TaskDetailResponse })
   get(@Param('taskId', TASK_ID) taskId: string, @CurrentUser() user: AuthUser): Promise<TaskDetailResponse> {
@@ -83,7 +84,7 @@ export class TasksController {
 
   @Patch(':taskId')
   @TaskManagerRoute()
-  @EntityTagged()
+  @ApiNotModifiedResponse()
   @IfMatchRoute()
   @ApiOperation({ summary: 'Change a draft or a published task (OWNER/ADMIN)' })
   @ApiOkResponse({ type: TaskDetailResponse })
@@ -91,6 +92,7 @@ export class TasksController {
     type: ErrorResponse,
     description: 'Invalid body, dueAt before startAt, invalid blockedBy',
   })
+  @IdempotentWrite()
   update(
     @CurrentAccess() access: TaskAccess,
     @Body() body: UpdateTaskDto,
@@ -109,6 +111,7 @@ export class TasksController {
   })
   @ApiOkResponse({ type: TaskDetailResponse })
   @ApiBadRequestResponse({ type: ErrorResponse, description: 'Empty title or invalid fields' })
+  @IdempotentWrite()
   publish(
     @CurrentAccess() access: TaskAccess,
     @Body() body: PublishTaskDto,
@@ -135,6 +138,7 @@ export class TasksController {
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: 'Mark the task viewed by the caller; only the first call sets viewedAt' })
   @ApiNoContentResponse()
+  @IdempotentWrite()
   view(@CurrentAccess() access: TaskAccess, @CurrentUser() user: AuthUser): Promise<void> {
     return this.tasks.view(access, user.id);
   }
@@ -147,6 +151,7 @@ export class TasksController {
     type: ErrorResponse,
     description: 'More than 20 tags, a tag of 0 or over 32 characters, duplicates',
   })
+  @IdempotentWrite()
   updateState(
     @CurrentAccess() access: TaskAccess,
     @Body() body: UpdateTaskStateDto,
@@ -164,6 +169,7 @@ export class TasksController {
     type: ErrorResponse,
     description: 'No file part, file name too long, too many attachments',
   })
+  @IdempotentWrite()
   addAttachment(
     @CurrentAccess() access: TaskAccess,
     @CurrentUser() user: AuthUser,
@@ -199,6 +205,7 @@ export class TasksController {
     type: ErrorResponse,
     description: 'Task is published, or neither text nor sourceText',
   })
+  @IdempotentWrite()
   parse(
     @CurrentAccess() access: TaskAccess,
     @Body() body: ParseDraftDto,

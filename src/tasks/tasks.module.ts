@@ -16,10 +16,14 @@ import { TaskReader } from './task-reader.service';
 import { TasksController } from './tasks.controller';
 import { TasksRepositoryModule } from './tasks.repository';
 import { TasksService } from './tasks.service';
+import { TransactionsModule } from '../database/transactions';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 @Module({
   // SubmissionsModule: a task switched to IMMEDIATE grade release releases its grades (GradeReleases).
   imports: [
+    IdempotencyModule,
+    TransactionsModule,
     AccessModule,
     AiModule,
     FilesModule,

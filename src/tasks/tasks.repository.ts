@@ -10,6 +10,7 @@ import { affected, Db, entityManager, one, Prepared, rows } from '../database/sq
 import { TaskAttachment } from './entities/task-attachment.entity';
 import { GradeRelease } from '../submissions/grade-release';
 import { Task } from './entities/task.entity';
+import { Tx } from '../database/transactions';
 
 /**
  * One task as the summary query answers it, with the caller's role, state and the counts; timestamps are
@@ -232,7 +233,7 @@ export class TasksRepository {
   }
 
   /** The task row, locked until the transaction ends; 404 when it is gone or deleted meanwhile. */
-  async lockLive(db: Db, taskId: string): Promise<Task> {
+  async lockLive(db: Tx, taskId: string): Promise<Task> {
     const task = await entityManager(db)
       .getRepository(Task)
       .findOne({ where: { id: taskId, deletedAt: IsNull() }, lock: { mode: 'pessimistic_write' } });
@@ -249,7 +250,7 @@ export class TasksRepository {
       db,
       `INSERT INTO tasks (class_id, title, description, source_text, start_at, due_at, allow_late_submission,
                             grade_release, blocked_by, created_by, is_published, published_at)
-         SELECT c.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $11 THEN CURRENT_TIMESTAMP(3) END
+         SELECT c.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $11 THEN now()::timestamptz(3) END
            FROM classes c WHERE c.id = $1 FOR KEY SHARE OF c
          RETURNING id`,
       [
@@ -286,7 +287,7 @@ export class TasksRepository {
    * locks task rows takes this lock first: removing a deleted task from its dependents locks their rows while
    * holding it, so a writer holding a dependent's row and waiting here would deadlock with it.
    */
-  async lockGraph(db: Db, classId: string): Promise<void> {
+  async lockGraph(db: Tx, classId: string): Promise<void> {
     await rows(db, `SELECT pg_advisory_xact_lock(hashtextextended('tasks.blocked_by:' || $1, 0))`, [classId]);
   }
 
@@ -341,14 +342,14 @@ export class TasksRepository {
   }
 
   /** Keeps the record for its submissions; body, attachments and Markdown draft go. */
-  async softDelete(db: Db, taskId: string): Promise<void> {
+  async softDelete(db: Tx, taskId: string): Promise<void> {
     const entities = entityManager(db);
     await entities.delete(TaskAttachment, { taskId });
     await this.deleteMarkdown(db, taskId);
     await entities.update(
       Task,
       { id: taskId },
-      { deletedAt: () => 'CURRENT_TIMESTAMP(3)', description: null, sourceText: null },
+      { deletedAt: () => 'now()::timestamptz(3)', description: null, sourceText: null },
     );
   }
 
@@ -362,7 +363,7 @@ export class TasksRepository {
     const saved = await rows(
       db,
       `INSERT INTO task_user_states AS us (task_id, user_id, viewed_at)
-       SELECT t.id, $2, CURRENT_TIMESTAMP(3) ${LIVE_TASK_LOCKED}
+       SELECT t.id, $2, now()::timestamptz(3) ${LIVE_TASK_LOCKED}
        ON CONFLICT (task_id, user_id) DO UPDATE SET viewed_at = COALESCE(us.viewed_at, EXCLUDED.viewed_at)
        RETURNING 1`,
       [taskId, userId],
@@ -396,7 +397,7 @@ export class TasksRepository {
   async cacheMarkdown(db: Db, taskId: string, markdown: string, ttl: string): Promise<void> {
     await rows(
       db,
-      `INSERT INTO task_markdown_cache (task_id, markdown, expires_at) VALUES ($1, $2, CURRENT_TIMESTAMP(3) + $3::interval)
+      `INSERT INTO task_markdown_cache (task_id, markdown, expires_at) VALUES ($1, $2, now()::timestamptz(3) + $3::interval)
        ON CONFLICT (task_id) DO UPDATE SET markdown = EXCLUDED.markdown, expires_at = EXCLUDED.expires_at`,
       [taskId, markdown, ttl],
     );
@@ -406,7 +407,7 @@ export class TasksRepository {
   async cachedMarkdown(db: Db, taskId: string): Promise<string | null> {
     const row = await one<{ markdown: string }>(
       db,
-      `SELECT markdown FROM task_markdown_cache WHERE task_id = $1 AND expires_at > CURRENT_TIMESTAMP(3)`,
+      `SELECT markdown FROM task_markdown_cache WHERE task_id = $1 AND expires_at > now()::timestamptz(3)`,
       [taskId],
     );
     return row?.markdown ?? null;
@@ -416,7 +417,7 @@ export class TasksRepository {
   purgeExpiredMarkdown(): Promise<number> {
     return affected(
       this.dataSource,
-      `DELETE FROM task_markdown_cache WHERE expires_at <= CURRENT_TIMESTAMP(3)`,
+      `DELETE FROM task_markdown_cache WHERE expires_at <= now()::timestamptz(3)`,
     );
   }
 

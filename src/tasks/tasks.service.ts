@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, QueryDeepPartialEntity } from 'typeorm';
+import { QueryDeepPartialEntity } from 'typeorm';
 import { TaskAccess } from '../access/access.service';
 import { ClassesRepository } from '../classes/classes.repository';
 import { AppError } from '../common/errors/app-error';
@@ -14,6 +13,7 @@ import { TaskReader } from './task-reader.service';
 import { toUserStateResponse } from './tasks.mapper';
 import { TasksRepository } from './tasks.repository';
 import { assertIfMatch, IfMatchTags } from '../common/http/entity-tags';
+import { Transactions, Tx } from '../database/transactions';
 
 export const DEFAULT_DRAFT_TITLE = 'Untitled Draft';
 
@@ -36,7 +36,7 @@ interface NewTask extends CreateDraftDto {
 @Injectable()
 export class TasksService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly reader: TaskReader,
     private readonly storage: FileStorage,
     private readonly tasks: TasksRepository,
@@ -63,7 +63,7 @@ export class TasksService {
     const dueAt = toDate(fields.dueAt);
     assertTimesInOrder(startAt, dueAt);
     if (publish) assertPublishableTitle(fields.title);
-    const taskId = await this.dataSource.transaction(async (manager) => {
+    const taskId = await this.transactions.run(async (manager) => {
       const blockedBy = await this.checkBlockedBy(manager, classId, null, fields.blockedBy ?? []);
       const id = await this.tasks.insert(manager, {
         classId,
@@ -100,7 +100,7 @@ export class TasksService {
     dto: UpdateTaskDto,
     { publish = false, ifMatch }: { publish?: boolean; ifMatch?: IfMatchTags } = {},
   ): Promise<TaskDetailResponse> {
-    await this.dataSource.transaction(async (manager) => {
+    await this.transactions.run(async (manager) => {
       // The graph lock before the row lock, as a deletion takes them (see lockGraph).
       if (dto.blockedBy !== undefined) await this.tasks.lockGraph(manager, classId);
       const task = await this.tasks.lockLive(manager, taskId);
@@ -123,7 +123,7 @@ export class TasksService {
         changes.blockedBy = await this.checkBlockedBy(manager, task.classId, task.id, dto.blockedBy);
       if (publishing) {
         changes.isPublished = true;
-        changes.publishedAt = () => 'CURRENT_TIMESTAMP(3)';
+        changes.publishedAt = () => 'now()::timestamptz(3)';
         // The cached Markdown draft belongs to the draft stage.
         await this.tasks.deleteMarkdown(manager, taskId);
       }
@@ -140,7 +140,7 @@ export class TasksService {
    * so they can refer to it (soft delete), its body and attachments cleared. Files leave the disk after commit.
    */
   async remove({ taskId, classId }: TaskAccess): Promise<void> {
-    const fileKeys = await this.dataSource.transaction(async (manager) => {
+    const fileKeys = await this.transactions.run(async (manager) => {
       // A class deletion locks the class row and then every task of it; waiting for it before taking any task
       // lock keeps the two from each holding a task the other needs (the blocker here, a dependent there).
       if (!(await this.classes.lockKeyShare(manager, classId))) throw AppError.notFound('Task');
@@ -159,7 +159,8 @@ export class TasksService {
 
   /** The first view sets viewedAt; later views change nothing. */
   async view({ taskId }: TaskAccess, userId: string): Promise<void> {
-    if (!(await this.tasks.recordView(this.dataSource, taskId, userId))) throw AppError.notFound('Task');
+    if (!(await this.tasks.recordView(this.transactions.autocommit, taskId, userId)))
+      throw AppError.notFound('Task');
   }
 
   /**
@@ -171,7 +172,7 @@ export class TasksService {
     userId: string,
     dto: UpdateTaskStateDto,
   ): Promise<TaskUserStateResponse> {
-    const row = await this.tasks.saveState(this.dataSource, taskId, userId, {
+    const row = await this.tasks.saveState(this.transactions.autocommit, taskId, userId, {
       tags: dto.tags ?? null,
       sortOrder: dto.sortOrder ?? null,
       setSortOrder: dto.sortOrder !== undefined,
@@ -185,7 +186,7 @@ export class TasksService {
    * class, not the task itself, and no cycle anywhere upstream (recursive walk of the whole graph).
    */
   private async checkBlockedBy(
-    manager: EntityManager,
+    manager: Tx,
     classId: string,
     taskId: string | null,
     blockedBy: string[],

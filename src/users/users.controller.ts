@@ -12,6 +12,7 @@ import { UserChanges } from '../common/events/user-changes';
 import { UpdateMeDto } from './dto/update-me.dto';
 import { UserDto } from './dto/user.dto';
 import { UsersService } from './users.service';
+import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 @ApiTags('users')
 @ApiBearerAuth()
@@ -35,6 +36,7 @@ export class UsersController {
     description: 'VALIDATION_ERROR: bad field, unknown schoolId, schoolId without studentId, bad time zone',
   })
   @ApiConflictResponse({ description: 'CONFLICT: student number already taken in that school' })
+  @IdempotentWrite()
   async updateMe(@CurrentUser() user: AuthUser, @Body() body: UpdateMeDto): Promise<UserDto> {
     const updated = await this.users.updateProfile(user.id, body);
     // The time zone is part of the cached token user; UsersService stays free of it for the CLI.

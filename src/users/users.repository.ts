@@ -7,6 +7,7 @@ import { AuthUser } from '../common/decorators/current-user.decorator';
 import { withConstraintErrors } from '../common/errors/constraint-errors';
 import { Db, entityManager, one, Prepared, rows } from '../database/sql';
 import { User } from './entities/user.entity';
+import { Tx } from '../database/transactions';
 
 export interface CredentialsRow {
   id: string;
@@ -61,7 +62,7 @@ export class UsersRepository {
   }
 
   /** The user row locked FOR UPDATE until the transaction of `db` ends. */
-  lockForUpdate(db: Db, id: string): Promise<User | null> {
+  lockForUpdate(db: Tx, id: string): Promise<User | null> {
     return entityManager(db)
       .getRepository(User)
       .findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
@@ -120,7 +121,7 @@ export class UsersRepository {
 
   async setEmail(db: Db, userId: string, email: string): Promise<void> {
     await withConstraintErrors(() =>
-      rows(db, `UPDATE users SET email = $2, updated_at = CURRENT_TIMESTAMP(3) WHERE id = $1`, [
+      rows(db, `UPDATE users SET email = $2, updated_at = now()::timestamptz(3) WHERE id = $1`, [
         userId,
         email,
       ]),
@@ -141,7 +142,7 @@ export class UsersRepository {
     const changed = await rows(
       db,
       `UPDATE users SET password_hash = $2, token_version = token_version + 1,
-         kept_token_hash = $4, kept_token_version = $5, updated_at = CURRENT_TIMESTAMP(3)
+         kept_token_hash = $4, kept_token_version = $5, updated_at = now()::timestamptz(3)
        WHERE id = $1 AND ($3::varchar IS NULL OR password_hash = $3) RETURNING id`,
       [userId, passwordHash, replacedHash, keptToken?.hash ?? null, keptToken?.version ?? null],
     );
@@ -158,7 +159,7 @@ export class UsersRepository {
       `UPDATE users SET is_active = $2, token_version = token_version + (CASE WHEN $2 THEN 0 ELSE 1 END),
          kept_token_hash = CASE WHEN $2 THEN kept_token_hash END,
          kept_token_version = CASE WHEN $2 THEN kept_token_version END,
-         updated_at = CURRENT_TIMESTAMP(3)
+         updated_at = now()::timestamptz(3)
        WHERE email = $1 RETURNING id`,
       [email, isActive],
     );

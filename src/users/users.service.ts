@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors/app-error';
 import { UpdateMeDto } from './dto/update-me.dto';
 import { UserDto } from './dto/user.dto';
 import { User } from './entities/user.entity';
 import { toUserDto } from './users.mapper';
 import { UsersRepository } from './users.repository';
+import { Db } from '../database/sql';
+import { Transactions, Tx } from '../database/transactions';
 
 export const PERSONAL_CLASS_NAME = 'Personal';
 
@@ -36,13 +36,13 @@ export interface UserCredentials {
 @Injectable()
 export class UsersService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly users: UsersRepository,
   ) {}
 
   /** The user with its school, or 404. */
-  async findById(id: string, manager: EntityManager = this.dataSource.manager): Promise<User> {
-    const user = await this.users.findWithSchool(manager, id);
+  async findById(id: string, db: Db = this.transactions.autocommit): Promise<User> {
+    const user = await this.users.findWithSchool(db, id);
     if (!user) throw AppError.notFound('User');
     return user;
   }
@@ -63,15 +63,15 @@ export class UsersService {
       : null;
   }
 
-  async emailExists(email: string, manager: EntityManager = this.dataSource.manager): Promise<boolean> {
-    return this.users.emailExists(manager, email);
+  async emailExists(email: string, db: Db = this.transactions.autocommit): Promise<boolean> {
+    return this.users.emailExists(db, email);
   }
 
   /**
    * Creates the user, its personal class and the OWNER membership inside the caller's transaction
    * (the class's owner foreign key is deferred to commit, so the order of the inserts is free).
    */
-  async createWithPersonalClass(manager: EntityManager, fields: NewUser): Promise<User> {
+  async createWithPersonalClass(manager: Tx, fields: NewUser): Promise<User> {
     await this.checkSchoolFields(manager, fields.schoolId ?? null, fields.studentId ?? null);
     const userId = await this.users.insert(manager, {
       email: fields.email,
@@ -87,7 +87,7 @@ export class UsersService {
 
   /** Applies `PATCH /users/me`; the school pair follows the rules of registration. */
   async updateProfile(id: string, changes: UpdateMeDto): Promise<UserDto> {
-    const user = await this.dataSource.transaction(async (manager) => {
+    const user = await this.transactions.run(async (manager) => {
       const current = await this.users.lockForUpdate(manager, id);
       if (!current) throw AppError.notFound('User');
       const schoolChanges = changes.schoolId !== undefined && changes.schoolId !== current.schoolId;
@@ -119,7 +119,7 @@ export class UsersService {
 
   /** School and student number go together, and the school must exist. */
   private async checkSchoolFields(
-    manager: EntityManager,
+    manager: Tx,
     schoolId: string | null,
     studentId: string | null,
   ): Promise<void> {

@@ -242,6 +242,12 @@ describe('calendar feed', () => {
       expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
       const again = await fetchFeed(path).set('If-None-Match', etag).expect(304);
       expect(again.text).toBe('');
+      // What a browser's fetch sends along with If-None-Match.
+      const fromBrowser = await fetchFeed(path)
+        .set('If-None-Match', etag)
+        .set('Cache-Control', 'no-cache')
+        .set('Pragma', 'no-cache');
+      expect([fromBrowser.status, fromBrowser.text]).toEqual([304, '']);
       await ctx.http
         .patch(`/tasks/${tasks.escaped}`)
         .set('Authorization', roles.owner.auth)

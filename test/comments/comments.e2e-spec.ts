@@ -9,16 +9,27 @@ import { createDraft, createTask, FUTURE, UNKNOWN_ID } from '../utils/tasks';
 import { useTestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
 
+interface CommentAuthorJson {
+  id: string;
+  nickname: string | null;
+  avatarHash: string;
+}
+
 interface CommentJson {
   id: string;
   taskId: string;
+  content: string;
+  createdAt: string;
+  author: CommentAuthorJson | null;
+  replyTo: { id: string; content: string; author: CommentAuthorJson | null } | null;
   authorId: string;
   nickname: string | null;
   avatarHash: string;
-  content: string;
   replyToId: string | null;
-  createdAt: string;
 }
+
+const avatarOf = (user: TestUser): string =>
+  createHash('sha256').update(user.email.toLowerCase()).digest('hex');
 
 describe('task comments', () => {
   const ctx = useTestApp(FAST_NOTIFICATIONS);
@@ -38,7 +49,7 @@ describe('task comments', () => {
   const comment = async (taskId: string, user: TestUser, content = 'A comment', replyToId?: string) =>
     (await post(taskId, user, { content, replyToId }).expect(201)).body as CommentJson;
   const listIds = async (taskId: string, user: TestUser): Promise<string[]> =>
-    (await list(taskId, user).expect(200)).body.items.map((item: CommentJson) => item.id);
+    (await list(taskId, user).expect(200)).body.comments.map((item: CommentJson) => item.id);
 
   beforeAll(async () => {
     room = await createClassWithMembers(ctx, { name: 'Chemistry' });
@@ -55,23 +66,30 @@ describe('task comments', () => {
       for (const user of [room.owner, room.admin, room.member]) {
         const res = await post(task.id, user, { content: `  Hello from ${user.email}\n\n` });
         expect(res.status).toBe(201);
+        const author = { id: user.id, nickname: expect.any(String), avatarHash: avatarOf(user) };
         expect(res.body).toEqual({
           id: expect.stringMatching(UUID_PATTERN),
           taskId: task.id,
-          authorId: user.id,
-          nickname: expect.any(String),
-          avatarHash: createHash('sha256').update(user.email.toLowerCase()).digest('hex'),
           content: `Hello from ${user.email}`,
-          replyToId: null,
           createdAt: expect.stringMatching(ISO_TIMESTAMP),
+          author,
+          replyTo: null,
+          authorId: user.id,
+          nickname: author.nickname,
+          avatarHash: author.avatarHash,
+          replyToId: null,
         });
         written.push(res.body);
       }
-      expect(written.map((c) => c.nickname)).toEqual(['Owner', 'Admin', 'Member']);
+      expect(written.map((c) => [c.nickname, c.author?.nickname])).toEqual([
+        ['Owner', 'Owner'],
+        ['Admin', 'Admin'],
+        ['Member', 'Member'],
+      ]);
       for (const user of [room.owner, room.admin, room.member]) {
         const res = await list(task.id, user);
         expect(res.status).toBe(200);
-        expect(res.body).toEqual({ items: written, nextCursor: null });
+        expect(res.body).toEqual({ comments: written, nextCursor: null });
       }
     });
 
@@ -195,6 +213,15 @@ describe('task comments', () => {
       const question = await comment(taskId, room.member, 'Which chapter?');
       const answer = await comment(taskId, room.admin, 'Chapter 3', question.id);
       expect(answer.replyToId).toBe(question.id);
+      const replyTo = {
+        id: question.id,
+        content: 'Which chapter?',
+        author: { id: room.member.id, nickname: 'Member', avatarHash: avatarOf(room.member) },
+      };
+      expect(answer.replyTo).toEqual(replyTo);
+      const listed: CommentJson[] = (await list(taskId, room.owner, { limit: 100 }).expect(200)).body
+        .comments;
+      expect(listed.find((item) => item.id === answer.id)?.replyTo).toEqual(replyTo);
       expect((await comment(taskId, room.member, 'Thanks', question.id.toUpperCase())).replyToId).toBe(
         question.id,
       );
@@ -262,9 +289,10 @@ describe('task comments', () => {
       const question = await comment(taskId, room.member, 'Question');
       const answer = await comment(taskId, room.admin, 'Answer', question.id);
       await remove(taskId, question.id, room.member).expect(204);
-      const items: CommentJson[] = (await list(taskId, room.owner, { limit: 100 }).expect(200)).body.items;
+      const items: CommentJson[] = (await list(taskId, room.owner, { limit: 100 }).expect(200)).body.comments;
       expect(items.find((item) => item.id === answer.id)).toMatchObject({
         content: 'Answer',
+        replyTo: null,
         replyToId: null,
       });
     });
@@ -292,7 +320,7 @@ describe('task comments', () => {
           room.member,
           cursor ? { limit: 2, cursor } : { limit: 2 },
         ).expect(200);
-        seen.push(...res.body.items.map((item: CommentJson) => item.id));
+        seen.push(...res.body.comments.map((item: CommentJson) => item.id));
         cursor = res.body.nextCursor;
         pages += 1;
       } while (cursor);
@@ -304,9 +332,9 @@ describe('task comments', () => {
     it('continues after a cursor whose comment was deleted meanwhile', async () => {
       const first = await list(taskId, room.owner, { limit: 2 }).expect(200);
       const extra = await comment(taskId, room.member, 'Late');
-      await remove(taskId, first.body.items[1].id, room.owner).expect(204);
+      await remove(taskId, first.body.comments[1].id, room.owner).expect(204);
       const next = await list(taskId, room.owner, { limit: 10, cursor: first.body.nextCursor }).expect(200);
-      expect(next.body.items.map((item: CommentJson) => item.id)).toEqual([...written.slice(2), extra.id]);
+      expect(next.body.comments.map((item: CommentJson) => item.id)).toEqual([...written.slice(2), extra.id]);
     });
 
     it.each([

@@ -2,7 +2,7 @@ import { DeliveriesRepository } from '../../src/notifications/delivery/deliverie
 import { NotificationChannelName } from '../../src/notifications/entities/notification-pref.entity';
 import { NotificationsRepository } from '../../src/notifications/notifications.repository';
 import { NotificationProducer } from '../../src/notifications/production/notification-producer';
-import { TaskNotices } from '../../src/notifications/production/task-notices';
+import { TaskExtensionsRepository } from '../../src/tasks/task-extensions.repository';
 import { addMember, createClass } from '../utils/classes';
 import { createSharedDatabase, IDLE_JOBS, notificationsOfTask } from '../utils/notifications';
 import { statementsDuring } from '../utils/query-counter';
@@ -185,8 +185,8 @@ describe('reminders at the members’ own deadlines', () => {
     await first.app.get(NotificationProducer).remindDue();
     // The owner at the class-wide deadline, the two members at theirs.
     expect(await remindersOf(first, taskId)).toHaveLength(3);
-    const notices = first.app.get(TaskNotices);
-    for (const user of [kept, moved]) await notices.extended(first.db, taskId, user.id);
+    const extensions = first.app.get(TaskExtensionsRepository);
+    for (const user of [kept, moved]) await extensions.notifyExtended(first.db, taskId, user.id);
 
     await first.db.query(
       `UPDATE task_extensions SET due_at = due_at + interval '1 hour' WHERE task_id = $1 AND user_id = $2`,

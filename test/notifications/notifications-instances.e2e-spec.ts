@@ -33,6 +33,8 @@ describe('notifications: several instances and restarts on one database', () => 
     [smtp, receiver] = await Promise.all([startSmtpCapture(), startWebhookReceiver()]);
   });
   afterAll(async () => Promise.all([smtp.close(), receiver.close()]));
+  // Each test starts two or three whole instances on one database, which takes a while on a busy runner.
+  jest.setTimeout(90_000);
 
   async function hookOf(app: TestApp, user: TestUser): Promise<string> {
     const path = `/hook-${randomBytes(4).toString('hex')}`;

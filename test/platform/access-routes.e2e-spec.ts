@@ -28,6 +28,25 @@ interface Route {
 
 /** Path parameters that name a resource of a class; such a route must say how its access is decided. */
 const RESOURCE_PARAM = /:(classId|taskId|submissionId|attachmentId|fileKey)\b/;
+/**
+ * Any path parameter that names a resource by id, whatever the resource (`:announcementId`, `:prefId`, `:id`),
+ * and the file key: a route with one needs an access decision, an access decorator or an exemption below.
+ */
+const ID_PARAM = /:([a-zA-Z]*Id|id|fileKey)\b/;
+
+/**
+ * Routes keyed by an id without an access decorator, each with the reason access is decided elsewhere. Only
+ * the caller's own resources belong here: the statement that reads or writes the row filters by the
+ * caller's user id, so another user's id answers 404 like an unknown one.
+ */
+const ACCESS_EXEMPTIONS: Record<string, string> = {
+  'PATCH /users/me/notifications/:id/read':
+    "the caller's own notification: NotificationsRepository.markRead matches id and user_id",
+  'DELETE /users/me/notification-prefs/:prefId':
+    "the caller's own preference: NotificationsRepository.deletePref matches id and user_id",
+  'POST /users/me/deliveries/:deliveryId/redeliver':
+    "the caller's own delivery: DeliveriesRepository.redeliver matches id and user_id",
+};
 /** The scope of a route is that of its first resource parameter (`/tasks/:taskId/submissions/:id`: task). */
 const SCOPE_OF_PARAM: Record<string, RouteAccessRule['scope']> = {
   classId: 'class',
@@ -82,6 +101,30 @@ function appRoutes(modules: ModulesContainer): Route[] {
 
 const label = (route: Route): string => `${route.method.toUpperCase()} ${route.path}`;
 
+/**
+ * The routes keyed by an id that carry no access decision: neither an access decorator (whose scope is that
+ * of the first known resource parameter, when the path has one) nor an exemption with a reason. Also the
+ * exemptions that name no such route (stale) or a route that has a decorator after all.
+ */
+function missingAccessDecisions(routes: Route[], exemptions: Record<string, string>): string[] {
+  const keyed = routes.filter((route) => !route.isPublic && ID_PARAM.test(route.path));
+  const offenders = keyed.flatMap((route) => {
+    const known = RESOURCE_PARAM.exec(route.path)?.[1];
+    const exempt = label(route) in exemptions;
+    if (exempt && route.rule) return [`${label(route)}: exempted, yet has an access decorator`];
+    if (exempt) return exemptions[label(route)].trim() ? [] : [`${label(route)}: exempted without a reason`];
+    if (!route.rule) return [`${label(route)}: no access decision`];
+    if (known && route.rule.scope !== SCOPE_OF_PARAM[known])
+      return [`${label(route)}: ${route.rule.scope} decorator on a route keyed by :${known}`];
+    return [];
+  });
+  const keyedLabels = new Set(keyed.map(label));
+  const stale = Object.keys(exemptions)
+    .filter((entry) => !keyedLabels.has(entry))
+    .map((entry) => `${entry}: exempted, but no such route keyed by an id`);
+  return [...offenders, ...stale];
+}
+
 /** The committed access rule of every route: a change to it is a permission change, reviewed as such. */
 const PERMISSIONS_SNAPSHOT = resolve(__dirname, '..', '..', 'docs', 'permissions.snapshot.json');
 
@@ -121,6 +164,49 @@ describe('one access path', () => {
       expect(routes.map(label)).toEqual(
         expect.arrayContaining(['GET /tasks/:taskId', 'POST /auth/login', 'GET /files/:fileKey']),
       );
+    });
+
+    it('gives every route keyed by an id an access decision: a decorator, or an exemption with a reason', () => {
+      expect(routes.filter((route) => /:[a-zA-Z]*Id\b/.test(route.path)).length).toBeGreaterThan(30);
+      expect(missingAccessDecisions(routes, ACCESS_EXEMPTIONS)).toEqual([]);
+    });
+
+    it('fails a route keyed by an unknown id without a decision, and a wrong or stale exemption', () => {
+      const route = (path: string, rule?: RouteAccessRule, isPublic = false): Route => ({
+        method: 'get',
+        path,
+        isPublic,
+        ticketAuth: false,
+        rule,
+        guards: [],
+      });
+      const classRule: RouteAccessRule = { scope: 'class', decidedBy: 'guard', roles: [] };
+      const taskRule: RouteAccessRule = { scope: 'task', decidedBy: 'guard', manage: false };
+      expect(
+        missingAccessDecisions(
+          [
+            route('/announcements/:announcementId'),
+            route('/classes/:classId/announcements/:announcementId', classRule),
+            route('/classes/:classId/announcements', taskRule),
+            route('/things/:id'),
+            route('/users/me/things/:thingId'),
+            route('/users/me/other/:otherId', classRule),
+            route('/public/:announcementId', undefined, true),
+            route('/tasks'),
+          ],
+          {
+            'GET /users/me/things/:thingId': "the caller's own thing",
+            'GET /users/me/other/:otherId': 'the caller’s own',
+            'GET /users/me/gone/:goneId': 'route removed',
+          },
+        ),
+      ).toEqual([
+        'GET /announcements/:announcementId: no access decision',
+        'GET /classes/:classId/announcements: task decorator on a route keyed by :classId',
+        'GET /things/:id: no access decision',
+        'GET /users/me/other/:otherId: exempted, yet has an access decorator',
+        'GET /users/me/gone/:goneId: exempted, but no such route keyed by an id',
+      ]);
     });
 
     it('gives every route keyed by a class, task or file an access decorator of that scope', () => {

@@ -24,23 +24,23 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   common: ['config'],
   database: ['config'],
   access: [],
-  ai: [],
+  ai: ['idempotency'],
   attachments: ['access', 'submissions', 'tasks'],
-  auth: ['mail', 'notifications', 'settings', 'users'],
-  calendar: ['access'],
-  classes: ['access', 'files'],
+  auth: ['idempotency', 'mail', 'notifications', 'settings', 'users'],
+  calendar: ['access', 'idempotency'],
+  classes: ['access', 'files', 'idempotency'],
   cli: ['files', 'schools', 'settings', 'users'],
-  comments: ['access', 'notifications'],
+  comments: ['access', 'idempotency', 'notifications'],
   files: ['access'],
   health: ['files'],
   idempotency: [],
   mail: [],
-  notifications: ['access', 'mail'],
+  notifications: ['access', 'idempotency', 'mail'],
   schools: [],
   settings: [],
-  submissions: ['access', 'classes', 'files', 'notifications'],
-  tasks: ['access', 'ai', 'classes', 'files', 'notifications', 'submissions'],
-  users: ['classes', 'schools'],
+  submissions: ['access', 'classes', 'files', 'idempotency', 'notifications'],
+  tasks: ['access', 'ai', 'classes', 'files', 'idempotency', 'notifications', 'submissions'],
+  users: ['classes', 'idempotency', 'schools'],
 };
 
 /**
@@ -122,6 +122,48 @@ const SQL_TEXT =
   /\b(SELECT\s[\s\S]*\sFROM|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|WITH\s+\w+\s+AS\s*\()\b/;
 
 type Graph = Map<string, Map<string, string[]>>;
+
+const ARCHITECTURE_DOC = resolve(__dirname, '..', '..', 'docs', 'architecture.md');
+
+/** The lines of the first Markdown table under the `## heading` of `markdown`, as cells (header included). */
+function tableUnder(markdown: string, heading: string): string[][] {
+  const section = markdown.split(/^## /m).find((part) => part.startsWith(`${heading}\n`)) ?? '';
+  const lines = section.split('\n');
+  const start = lines.findIndex((line) => line.startsWith('|'));
+  if (start < 0) return [];
+  const end = lines.findIndex((line, i) => i > start && !line.startsWith('|'));
+  return lines
+    .slice(start, end < 0 ? undefined : end)
+    .filter((line) => !/^\|[\s|:-]+\|$/.test(line))
+    .map((line) =>
+      line
+        .slice(1, -1)
+        .split('|')
+        .map((cell) => cell.trim()),
+    );
+}
+
+/** The backticked names of a table cell: `` `a`, `b` `` → ['a', 'b']; `—` → []. */
+const namesIn = (cell: string): string[] => [...cell.matchAll(/`([\w-]+)`/g)].map((match) => match[1]);
+
+/** The module table of docs/architecture.md ("## Modules"): the module of each row. */
+function documentedModules(markdown: string): string[] {
+  return tableUnder(markdown, 'Modules')
+    .slice(1)
+    .flatMap(([module]) => namesIn(module));
+}
+
+/** The import table of docs/architecture.md ("## Allowed imports"): module → the modules it imports. */
+function documentedImports(markdown: string): Record<string, string[]> {
+  const table: Record<string, string[]> = {};
+  for (const [modules, imports] of tableUnder(markdown, 'Allowed imports').slice(1)) {
+    for (const module of namesIn(modules)) {
+      if (module in table) throw new Error(`${module} has two rows in the import table`);
+      table[module] = namesIn(imports).sort();
+    }
+  }
+  return table;
+}
 
 interface SourceFile {
   /** Relative to src/, with forward slashes. */
@@ -265,6 +307,60 @@ describe('architecture: the tools of this test', () => {
   });
 });
 
+describe('architecture: docs/architecture.md says what ALLOWED_IMPORTS says', () => {
+  const markdown = readFileSync(ARCHITECTURE_DOC, 'utf8');
+  const folders = readdirSync(SRC, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
+
+  it('reads the two tables of a small document', () => {
+    const doc = [
+      '## Modules',
+      '',
+      '| module | owns |',
+      '| ------ | ---- |',
+      '| `a`    | the `x` of things |',
+      '| `b`    | — |',
+      '',
+      '## Allowed imports',
+      '',
+      '| module     | imports    |',
+      '| ---------- | ---------- |',
+      '| `a`, `c`   | —          |',
+      '| `b`        | `c`, `a`   |',
+      '',
+      'After.',
+    ].join('\n');
+    expect(documentedModules(doc)).toEqual(['a', 'b']);
+    expect(documentedImports(doc)).toEqual({ a: [], c: [], b: ['a', 'c'] });
+    expect(documentedModules('## Other\n\n| x |\n| - |\n| `y` |\n')).toEqual([]);
+  });
+
+  it('has one row per module folder of src/ in the module table, and the same modules in ALLOWED_IMPORTS', () => {
+    const documented = documentedModules(markdown);
+    expect(documented.length).toBe(new Set(documented).size);
+    expect([...documented].sort()).toEqual(folders);
+    expect(Object.keys(ALLOWED_IMPORTS).sort()).toEqual(folders);
+  });
+
+  it('has the imports of ALLOWED_IMPORTS in the import table, for every module but the foundation', () => {
+    const expected = Object.fromEntries(
+      Object.entries(ALLOWED_IMPORTS)
+        .filter(([module]) => !FOUNDATION.includes(module))
+        .map(([module, deps]) => [module, [...deps].sort()]),
+    );
+    expect(documentedImports(markdown)).toEqual(expected);
+  });
+
+  it('says the foundation imports what ALLOWED_IMPORTS lets it: `common` and `database` only `config`', () => {
+    expect(ALLOWED_IMPORTS.config).toEqual([]);
+    expect(ALLOWED_IMPORTS.common).toEqual(['config']);
+    expect(ALLOWED_IMPORTS.database).toEqual(['config']);
+    expect(markdown.replace(/\s+/g, ' ')).toContain('`common` and `database` import only `config`');
+  });
+});
+
 describe('architecture of src/', () => {
   const files = readSources();
   const graph = moduleGraph(files);
@@ -377,6 +473,15 @@ describe('architecture of src/', () => {
         .map((specifier) => `${file.path} imports ${specifier}`),
       ...sqlStrings(file.text).map((sql) => `${file.path} holds SQL: ${sql.slice(0, 60)}`),
     ]);
+    expect(offences).toEqual([]);
+  });
+
+  it('opens transactions only through Transactions, which alone makes a Tx', () => {
+    const offences = files
+      .filter(
+        (file) => file.path !== 'database/transactions.ts' && /\.transaction\(|\bas Tx\b/.test(file.text),
+      )
+      .map((file) => file.path);
     expect(offences).toEqual([]);
   });
 });

@@ -53,6 +53,15 @@ describe('ETag, If-None-Match and If-Match: conditional reads and writes', () =>
       expect([tags, notModified.status, notModified.text]).toEqual([tags, 304, '']);
       expect(notModified.headers.etag).toBe(full.headers.etag);
     }
+    // Browsers and Node's fetch add these to every request with If-None-Match; the precondition still holds.
+    for (const [name, value] of [
+      ['Cache-Control', 'no-cache'],
+      ['Cache-Control', 'max-age=0, no-cache'],
+      ['Pragma', 'no-cache'],
+    ]) {
+      const fromBrowser = await get(path(), user(), full.headers.etag).set(name, value);
+      expect([name, value, fromBrowser.status, fromBrowser.text]).toEqual([name, value, 304, '']);
+    }
     const stale = await get(path(), user(), '"stale"');
     expect(stale.status).toBe(200);
     expect(stale.body).toEqual(full.body);

@@ -1,6 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import stableStringify from 'safe-stable-stringify';
 import { IdempotencyCleanupService } from '../../src/idempotency/idempotency-cleanup.service';
 import { waitForLockWaiters } from '../utils/database';
+import { sleep, waitFor } from '../utils/wait';
 import { apiError } from '../utils/expect';
 import { storedFileKeys } from '../utils/files';
 import { createClassWithRoles, createTask } from '../utils/tasks';
@@ -60,6 +62,66 @@ describe('Idempotency-Key: safe retries of authenticated writes', () => {
     expect(again.headers['content-type']).toMatch(/^application\/json/);
     expect(again.body).toEqual(first.body);
     expect(await classCount(ctx, owner)).toBe(before + 1);
+  });
+
+  it('keeps no digest of the body anyone could recompute: the fingerprint is keyed with a server secret', async () => {
+    const { owner } = await createClassWithRoles(ctx);
+    const key = newKey();
+    const body = { name: 'Fingerprinted' };
+    expect((await postClass(owner, key, body)).status).toBe(201);
+    const [{ fingerprint }] = await ctx.db.query(
+      `SELECT request_fingerprint AS fingerprint FROM idempotency_keys WHERE user_id = $1 AND key = $2`,
+      [owner.id, key],
+    );
+    expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    for (const text of [JSON.stringify(body), stableStringify(body)])
+      expect(fingerprint).not.toBe(createHash('sha256').update(text).digest('hex'));
+  });
+
+  it('an answer that carries a credential is not kept: a repeat answers 409 IDEMPOTENCY_ANSWER_NOT_KEPT', async () => {
+    const { owner } = await createClassWithRoles(ctx);
+    const requests = [
+      () => ctx.http.put('/users/me/calendar-feed'),
+      () => ctx.http.post('/users/me/notifications/stream-ticket'),
+    ];
+    for (const request of requests) {
+      const key = newKey();
+      const first = await request().set('Authorization', owner.auth).set('Idempotency-Key', key).send();
+      expect(first.status).toBeLessThan(300);
+      const [kept] = await ctx.db.query(
+        `SELECT response_status AS status, response_body AS body FROM idempotency_keys WHERE user_id = $1 AND key = $2`,
+        [owner.id, key],
+      );
+      expect(kept).toEqual({ status: first.status, body: null });
+      const repeat = await request().set('Authorization', owner.auth).set('Idempotency-Key', key).send();
+      expect([repeat.status, repeat.body]).toEqual([409, apiError('IDEMPOTENCY_ANSWER_NOT_KEPT')]);
+    }
+  });
+
+  it('every authenticated POST, PUT and PATCH takes the key (or says why not); three keep no answer', async () => {
+    const { body } = await ctx.http.get('/openapi.json').expect(200);
+    const writes = Object.entries(body.paths as Record<string, Record<string, Record<string, unknown>>>)
+      .flatMap(([path, operations]) =>
+        Object.entries(operations).map(([method, operation]) => ({ route: `${method} ${path}`, operation })),
+      )
+      .filter(({ route, operation }) => {
+        const isPublic = Array.isArray(operation.security) && operation.security.length === 0;
+        return /^(post|put|patch) /.test(route) && !isPublic;
+      });
+    expect(writes.length).toBeGreaterThan(30);
+    const declared = writes.map(({ route, operation }) => {
+      const idempotency = operation['x-idempotency-key'] as { answer: string; because?: string } | undefined;
+      const header = ((operation.parameters ?? []) as { name: string }[]).some(
+        (parameter) => parameter.name === 'Idempotency-Key',
+      );
+      return { route, answer: idempotency?.answer, documented: header === (idempotency?.answer !== 'none') };
+    });
+    expect(declared.filter(({ answer, documented }) => answer === undefined || !documented)).toEqual([]);
+    expect(declared.filter(({ answer }) => answer === 'withheld').map(({ route }) => route)).toEqual([
+      'patch /users/me/password',
+      'post /users/me/notifications/stream-ticket',
+      'put /users/me/calendar-feed',
+    ]);
   });
 
   it('the same JSON with its keys in another order is the same request', async () => {
@@ -195,6 +257,48 @@ describe('Idempotency-Key: safe retries of authenticated writes', () => {
     expect(replay.status).toBe(200);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.body).toEqual(first.body);
+  });
+
+  it('a client that gives up while its request waits: the retry is 409 until the first commits, then its answer; one write', async () => {
+    const { owner } = await createClassWithRoles(ctx);
+    const [{ id: schoolId }] = await ctx.db.query(`INSERT INTO schools (name) VALUES ($1) RETURNING id`, [
+      `School ${randomBytes(3).toString('hex')}`,
+    ]);
+    const before = await classCount(ctx, owner);
+    const key = newKey();
+    const body = { name: 'Given up', schoolId };
+    // The class insert waits on the school row; the client stops waiting first and drops its connection.
+    const runner = ctx.db.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      await runner.query(`SELECT 1 FROM schools WHERE id = $1 FOR UPDATE`, [schoolId]);
+      const givenUp = postClass(owner, key, body)
+        .timeout(300)
+        .then(
+          () => 'answered',
+          (error: Error) => error.message,
+        );
+      await waitForLockWaiters(ctx.db, 1);
+      expect(await givenUp).toMatch(/timeout/i);
+      await sleep(200);
+      // Still running on the server: a retry must not run the request a second time.
+      const retry = await postClass(owner, key, body).timeout(3_000);
+      expect([retry.status, retry.body]).toEqual([409, apiError('CONFLICT')]);
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+    await waitFor('the first request to commit', async () => (await classCount(ctx, owner)) === before + 1);
+    const replay = await waitFor('the first answer', async () => {
+      const res = await postClass(owner, key, body);
+      return res.status === 409 ? null : res;
+    });
+    expect([replay.status, replay.headers['idempotent-replayed'], replay.body.name]).toEqual([
+      201,
+      'true',
+      'Given up',
+    ]);
+    expect(await classCount(ctx, owner)).toBe(before + 1);
   });
 
   it('an upload is replayed without storing the file again; another file with the key is 422', async () => {

@@ -17,7 +17,7 @@ describe('GET /submissions/:submissionId and PATCH …/submissions/:submissionId
 
   const getById = (submissionId: string, user: TestUser | null) =>
     call('get', `/submissions/${submissionId}`, user);
-  const markExemplary = (submissionId: string, user: TestUser | null, body: object, task = taskId) =>
+  const markExemplary = (submissionId: string, user: TestUser | null, body?: object, task = taskId) =>
     call('patch', `/tasks/${task}/submissions/${submissionId}/exemplary`, user, body);
   // Released as grading does on an IMMEDIATE task, so the submitter sees it.
   const setScore = (submissionId: string, score: number | null) =>
@@ -145,8 +145,25 @@ describe('GET /submissions/:submissionId and PATCH …/submissions/:submissionId
       await markExemplary(target.id, cls.owner, { isExemplary: false }, target.taskId).expect(200);
     });
 
+    it('toggles the flag when the request has no body or an empty one (the web client sends none)', async () => {
+      await setScore(target.id, 75);
+      const flags: boolean[] = [];
+      for (const body of [undefined, {}, undefined]) {
+        const res = await markExemplary(target.id, cls.owner, body, target.taskId);
+        expect(res.status).toBe(200);
+        flags.push(res.body.isExemplary);
+      }
+      expect(flags).toEqual([true, false, true]);
+      expect((await getById(target.id, cls.member).expect(200)).body.isExemplary).toBe(true);
+    });
+
+    it('answers 400 VALIDATION_ERROR to a toggle that would mark a submission without a score', async () => {
+      const res = await markExemplary(target.id, cls.owner, undefined, target.taskId);
+      expect([res.status, res.body]).toEqual([400, error('VALIDATION_ERROR')]);
+      expect((await getById(target.id, cls.owner).expect(200)).body.isExemplary).toBe(false);
+    });
+
     it.each([
-      ['an empty body', {}],
       ['isExemplary null', { isExemplary: null }],
       ['isExemplary as a string', { isExemplary: 'true' }],
       ['an unknown field', { isExemplary: true, score: 10 }],

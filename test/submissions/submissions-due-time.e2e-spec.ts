@@ -64,13 +64,13 @@ describe('late rule at the exact due time', () => {
     await at.remove(uploaded.body.id).expect(204);
   });
 
-  it('refuses every write one microsecond after dueAt', async () => {
+  it('refuses every write one millisecond after dueAt (the precision the API shows and stores)', async () => {
     const taskId = await seedTask(ctx, classId, {
       dueAt: '2030-01-01T13:00:00.000Z',
       allowLateSubmission: false,
     });
     const attachment = await uploadSubmissionAttachment(ctx, taskId, member);
-    await ctx.db.query(`UPDATE tasks SET due_at = $2::timestamptz - interval '1 microsecond' WHERE id = $1`, [
+    await ctx.db.query(`UPDATE tasks SET due_at = $2::timestamptz - interval '1 millisecond' WHERE id = $1`, [
       taskId,
       DUE_AT,
     ]);

@@ -1,10 +1,12 @@
 import { DataSource } from 'typeorm';
-import { loadConfig } from '../../src/config/config';
+import { AppConfig, loadConfig } from '../../src/config/config';
 import { buildDataSourceOptions } from '../../src/database/typeorm-options';
 import { createTestDatabase, dropTestDatabase, withDatabase } from './database';
 
 export interface TestDataSource {
   db: DataSource;
+  /** Its configuration's database part (the application's other parts need a JWT secret). */
+  config: Pick<AppConfig, 'database'>;
   close(): Promise<void>;
 }
 
@@ -17,6 +19,7 @@ export async function createTestDataSource(env: Record<string, string> = {}): Pr
   await db.initialize();
   return {
     db,
+    config,
     async close() {
       await db.destroy();
       await dropTestDatabase(adminUrl, database);

@@ -40,7 +40,31 @@ export class ListCommentsQuery {
   cursor?: string;
 }
 
-/** A task comment, with its author as ClassMember shows one. */
+/** Who wrote a comment, as ClassMember shows a member. */
+export class CommentAuthor {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  nickname: string | null;
+
+  @ApiProperty({ description: "SHA-256 hex of the author's trimmed, lower-cased e-mail" })
+  avatarHash: string;
+}
+
+/** The comment another one answers, as the web client shows it above the reply. */
+export class CommentReplyTo {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ description: 'Markdown' })
+  content: string;
+
+  @ApiProperty({ type: CommentAuthor, nullable: true, description: 'null when the account no longer exists' })
+  author: CommentAuthor | null;
+}
+
+/** A task comment with its author and the comment it answers. */
 export class CommentResponse {
   @ApiProperty({ format: 'uuid' })
   id: string;
@@ -48,33 +72,43 @@ export class CommentResponse {
   @ApiProperty({ format: 'uuid' })
   taskId: string;
 
-  @ApiProperty({ format: 'uuid' })
-  authorId: string;
-
-  @ApiProperty({ type: String, nullable: true, description: "The author's nickname" })
-  nickname: string | null;
-
-  @ApiProperty({ description: "SHA-256 hex of the author's trimmed, lower-cased e-mail" })
-  avatarHash: string;
-
   @ApiProperty({ description: 'Markdown' })
   content: string;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt: string;
+
+  @ApiProperty({ type: CommentAuthor, nullable: true, description: 'null when the account no longer exists' })
+  author: CommentAuthor | null;
+
+  @ApiProperty({
+    type: CommentReplyTo,
+    nullable: true,
+    description: 'The comment this one answers; null when none, or once that one is deleted',
+  })
+  replyTo: CommentReplyTo | null;
+
+  @ApiProperty({ format: 'uuid', description: '`author.id`, kept for earlier clients' })
+  authorId: string;
+
+  @ApiProperty({ type: String, nullable: true, description: '`author.nickname`, kept for earlier clients' })
+  nickname: string | null;
+
+  @ApiProperty({ description: '`author.avatarHash`, kept for earlier clients' })
+  avatarHash: string;
 
   @ApiProperty({
     type: String,
     format: 'uuid',
     nullable: true,
-    description: 'The comment this one answers; null when none, or once that one is deleted',
+    description: '`replyTo.id`, kept for earlier clients',
   })
   replyToId: string | null;
-
-  @ApiProperty({ format: 'date-time' })
-  createdAt: string;
 }
 
 export class CommentPageResponse {
   @ApiProperty({ type: [CommentResponse], description: 'Oldest first' })
-  items: CommentResponse[];
+  comments: CommentResponse[];
 
   @ApiProperty({
     type: String,

@@ -10,6 +10,11 @@ export enum ErrorCode {
   PRECONDITION_FAILED = 'PRECONDITION_FAILED',
   /** An `Idempotency-Key` reused for another request. */
   IDEMPOTENCY_KEY_REUSED = 'IDEMPOTENCY_KEY_REUSED',
+  /**
+   * A repeat of an `Idempotency-Key` whose request was carried out but whose answer is not kept (it carried
+   * credentials, or the instance stopped between the commit and the answer); not named by the specification.
+   */
+  IDEMPOTENCY_ANSWER_NOT_KEPT = 'IDEMPOTENCY_ANSWER_NOT_KEPT',
   VALIDATION_ERROR = 'VALIDATION_ERROR',
   INVALID_TOKEN = 'INVALID_TOKEN',
   CAPTCHA_REQUIRED = 'CAPTCHA_REQUIRED',
@@ -42,6 +47,7 @@ export const ERROR_STATUS: Record<ErrorCode, HttpStatus> = {
   [ErrorCode.CONFLICT]: HttpStatus.CONFLICT,
   [ErrorCode.PRECONDITION_FAILED]: HttpStatus.PRECONDITION_FAILED,
   [ErrorCode.IDEMPOTENCY_KEY_REUSED]: HttpStatus.UNPROCESSABLE_ENTITY,
+  [ErrorCode.IDEMPOTENCY_ANSWER_NOT_KEPT]: HttpStatus.CONFLICT,
   [ErrorCode.VALIDATION_ERROR]: HttpStatus.BAD_REQUEST,
   [ErrorCode.INVALID_TOKEN]: HttpStatus.BAD_REQUEST,
   [ErrorCode.CAPTCHA_REQUIRED]: HttpStatus.BAD_REQUEST,

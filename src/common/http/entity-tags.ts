@@ -16,11 +16,10 @@ export const entityTagOfJson = (json: string): string =>
 export const entityTagOf = (body: unknown): string => entityTagOfJson(JSON.stringify(body));
 
 /**
- * Documents a route whose answer carries an `ETag` (every successful JSON answer does: `tagJsonAnswers`); on
- * GET, `If-None-Match` with the current tag answers 304 without a body (Express compares it as RFC 9110 says,
- * weakly, `*` included).
+ * Documents, in OpenAPI only, a GET whose answer `tagJsonAnswers` tags (as every successful JSON answer) and
+ * answers 304 to a current `If-None-Match`; the tagging and the 304 happen there, for every route alike.
  */
-export const EntityTagged = (): MethodDecorator =>
+export const ApiNotModifiedResponse = (): MethodDecorator =>
   applyDecorators(
     ApiHeader({
       name: 'If-None-Match',
@@ -31,13 +30,18 @@ export const EntityTagged = (): MethodDecorator =>
   );
 
 /**
- * Express middleware: a successful JSON answer is serialised once, for its tag and its body, so a 304 costs one
- * hash beyond the read. Middleware rather than a Nest interceptor: on Node 20 every interceptor layer costs
- * each request two deprecation wrappers in `AsyncResource.bind` (about 100 µs of CPU), a tenth of a hot read.
- * Error answers carry no tag.
+ * Express middleware, the one place that tags answers and decides 304s. A successful JSON answer is serialised
+ * once, for its tag and its body, so a 304 costs one hash beyond the read; an answer that sets its own `ETag`
+ * (the calendar feed) keeps it. A GET or HEAD whose `If-None-Match` names the answer's tag is answered 304
+ * without a body, whatever its `Cache-Control` or `Pragma` say: browsers and Node's `fetch` add `no-cache` to
+ * every request that carries `If-None-Match`, and Express's own check (`req.fresh`) then never answers 304.
+ * Middleware rather than a Nest interceptor: on Node 20 every interceptor layer costs each request two
+ * deprecation wrappers in `AsyncResource.bind` (about 100 µs of CPU), a tenth of a hot read. Error answers
+ * carry no tag.
  */
-export function tagJsonAnswers(_request: Request, response: Response, next: NextFunction): void {
+export function tagJsonAnswers(request: Request, response: Response, next: NextFunction): void {
   const json = response.json;
+  const send = response.send;
   response.json = function tagged(this: Response, body: unknown) {
     if (this.statusCode >= 300 || this.getHeader('ETag') !== undefined) return json.call(this, body);
     const text = JSON.stringify(body);
@@ -45,8 +49,30 @@ export function tagJsonAnswers(_request: Request, response: Response, next: Next
     this.type('json');
     return this.send(text);
   };
+  response.send = function answered(this: Response, body?: unknown) {
+    const tag = this.getHeader('ETag');
+    if (typeof tag === 'string' && this.statusCode < 300 && isNotModified(request, tag)) {
+      // Express drops the body and its headers of a 304.
+      this.status(304);
+    }
+    return send.call(this, body);
+  };
   next();
 }
+
+/**
+ * RFC 9110 If-None-Match for a GET or HEAD: true when the header is `*` or lists `tag` (weak comparison, so
+ * `W/` on either side matches).
+ */
+function isNotModified(request: Request, tag: string): boolean {
+  const header = request.headers['if-none-match'];
+  if (header === undefined || (request.method !== 'GET' && request.method !== 'HEAD')) return false;
+  if (header.trim() === '*') return true;
+  const opaque = weakless(tag);
+  return (header.match(ENTITY_TAG) ?? []).some((listed) => weakless(listed) === opaque);
+}
+
+const weakless = (tag: string): string => (tag.startsWith('W/') ? tag.slice(2) : tag);
 
 /** The entity tags of `If-Match` (`*` included as itself), or undefined when the header is absent. */
 export type IfMatchTags = readonly string[] | undefined;

@@ -1,20 +1,20 @@
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { TEST_EVENT } from '../entities/notification-delivery.entity';
-import { NotificationType } from '../entities/notification.entity';
 
 /** The event a notification delivery is about; the WEBHOOK body is built from it. */
-export interface TaskEvent {
+export interface NotificationEvent {
   id: string;
-  type: NotificationType;
+  type: string;
   createdAt: Date;
-  taskId: string;
-  taskTitle: string;
+  /** null unless the subject is a task; then `taskTitle`, `startAt` and `dueAt` are the task's. */
+  taskId: string | null;
+  taskTitle: string | null;
   classId: string;
   className: string;
   startAt: Date | null;
   dueAt: Date | null;
-  /** TASK_EXTENDED: the member's new deadline; null for other types. */
-  myDueAt: Date | null;
+  /** What the type adds to the webhook `data` (e.g. TASK_EXTENDED: `myDueAt`); null when nothing. */
+  data: Record<string, unknown> | null;
 }
 
 /** A TEST event (`POST /users/me/notification-prefs/:channel/test`): a WEBHOOK body with empty `data`. */
@@ -24,7 +24,7 @@ export interface TestEvent {
   createdAt: Date;
 }
 
-export type DeliveryEvent = TaskEvent | TestEvent;
+export type DeliveryEvent = NotificationEvent | TestEvent;
 
 /** One claimed delivery, with everything a channel needs to send it. */
 export interface DeliveryJob {

@@ -3,7 +3,6 @@ import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { AppConfig } from '../../config/config';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
-import { NotificationType } from '../entities/notification.entity';
 import { DeliveryJob } from './notification-channel';
 import { WebhookChannel } from './webhook.channel';
 
@@ -35,7 +34,7 @@ describe('WebhookChannel', () => {
     secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
     event: {
       id: '9f1c1b7e-0000-4000-8000-000000000001',
-      type: NotificationType.TASK_PUBLISHED,
+      type: 'TASK_PUBLISHED',
       createdAt: new Date(),
       taskId: '9f1c1b7e-0000-4000-8000-000000000002',
       taskTitle: 'Task',
@@ -43,7 +42,7 @@ describe('WebhookChannel', () => {
       className: 'Class',
       startAt: null,
       dueAt: null,
-      myDueAt: null,
+      data: null,
     },
   });
 

@@ -7,8 +7,6 @@ import { iso } from '../../common/utils/time';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
-import { TEST_EVENT } from '../entities/notification-delivery.entity';
-import { NotificationType } from '../entities/notification.entity';
 import {
   DeliveryEvent,
   DeliveryJob,
@@ -58,18 +56,22 @@ export class WebhookChannel implements NotificationChannel {
   }
 }
 
+/** The subject's fields (a task's, or else the class's), then what the notification's type adds. */
 function eventData(event: DeliveryEvent): object {
-  if (event.type === TEST_EVENT) return {};
-  return {
-    taskId: event.taskId,
-    taskTitle: event.taskTitle,
-    classId: event.classId,
-    className: event.className,
-    startAt: iso(event.startAt),
-    dueAt: iso(event.dueAt),
-    // TASK_EXTENDED adds the member's own deadline.
-    ...(event.type === NotificationType.TASK_EXTENDED ? { myDueAt: iso(event.myDueAt) } : {}),
-  };
+  // A TEST event has no subject.
+  if (!('classId' in event)) return {};
+  const subject =
+    event.taskId === null
+      ? { classId: event.classId, className: event.className }
+      : {
+          taskId: event.taskId,
+          taskTitle: event.taskTitle,
+          classId: event.classId,
+          className: event.className,
+          startAt: iso(event.startAt),
+          dueAt: iso(event.dueAt),
+        };
+  return { ...subject, ...event.data };
 }
 
 /** A POST that connects to the vetted address only, gives up at the deadline, and answers the status. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { memberDueAtSql } from '../../access/task-rules.sql';
+import { KeysetPlace, keysetAfterSql, keysetPositionSql } from '../../common/pagination/keyset';
 import { isoSql } from '../../common/utils/time';
 import { affected, Db, one, rows } from '../../database/sql';
 import {
@@ -11,6 +11,7 @@ import {
   TEST_EVENT,
 } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
+import { NotificationTypeDefinition, notificationTypes } from '../production/notification-types';
 
 /**
  * How long a claim holds a delivery. Longer than any send may take (webhook and Telegram 10 s, SMTP 30 s);
@@ -37,7 +38,8 @@ export interface ClaimedRow {
   class_name: string | null;
   start_at: Date | null;
   due_at: Date | null;
-  my_due_at: Date | null;
+  /** What the notification's type adds to the webhook `data`. */
+  data: Record<string, unknown> | null;
   secret: string | null;
   out_of_date: string | null;
 }
@@ -46,21 +48,24 @@ export interface ClaimedRow {
  * Why a notification's delivery is no longer worth sending when its (re)try comes, or null. Checked at each
  * claim: retries and outages can hold a delivery for minutes to hours, and neither a reminder saying "not
  * submitted yet" after the submission or the deadline, nor news of a class the recipient has left, is wanted.
- * Aliases: `n` = notifications, `t` = its task, `u` = its recipient.
+ * The checks of every subject come first (a deleted task, a deactivated recipient, one who left the class),
+ * then those of each registered type (`staleWhen`), such as a deleted row of another module.
+ * Aliases: `n` = notifications, `t` = its task (none for other subjects), `u` = its recipient.
  */
-const OUT_OF_DATE = `CASE
+function outOfDateSql(types: NotificationTypeDefinition<never>[]): string {
+  const typeChecks = types.flatMap((type) =>
+    (type.staleWhen ?? []).map(
+      ({ when, reason }) => `WHEN n.type = '${type.name}' AND ${when} THEN '${reason.replace(/'/g, "''")}'`,
+    ),
+  );
+  return `CASE
     WHEN t.deleted_at IS NOT NULL THEN 'not sent: the task was deleted'
     WHEN NOT u.is_active THEN 'not sent: the recipient is deactivated'
-    WHEN NOT EXISTS (SELECT 1 FROM class_members m WHERE m.class_id = t.class_id AND m.user_id = n.user_id)
+    WHEN NOT EXISTS (SELECT 1 FROM class_members m WHERE m.class_id = n.class_id AND m.user_id = n.user_id)
       THEN 'not sent: the recipient left the class'
-    WHEN n.type = 'TASK_EXTENDED' AND ${memberDueAtSql('t', 'n.user_id')} IS DISTINCT FROM n.my_due_at
-      THEN 'not sent: the extension changed'
-    WHEN n.type <> 'TASK_DUE_REMINDER' THEN NULL
-    WHEN n.due_at <= now() THEN 'not sent: the due time has passed'
-    WHEN ${memberDueAtSql('t', 'n.user_id')} IS DISTINCT FROM n.due_at THEN 'not sent: the due time moved'
-    WHEN EXISTS (SELECT 1 FROM submissions s WHERE s.task_id = t.id AND s.user_id = n.user_id)
-      THEN 'not sent: the recipient has submitted'
+    ${typeChecks.join('\n    ')}
   END`;
+}
 
 /**
  * Claims ready deliveries of one channel, those without a notification (account e-mails, TEST events) first:
@@ -71,7 +76,7 @@ const OUT_OF_DATE = `CASE
  * it comes back with `out_of_date` set, to be left unsent. A WEBHOOK delivery is signed with the current
  * secret of the owner's preference, a redelivery included.
  */
-const CLAIM_SQL = `
+const claimSql = (types: NotificationTypeDefinition<never>[]): string => `
   WITH claimed AS (
     UPDATE notification_deliveries d
        SET attempts = d.attempts + CASE WHEN stale.reason IS NULL THEN 1 ELSE 0 END,
@@ -90,16 +95,16 @@ const CLAIM_SQL = `
       LEFT JOIN notifications n ON n.id = ready.notification_id
       LEFT JOIN notification_deliveries original ON original.id = ready.original_id
       LEFT JOIN LATERAL (
-        SELECT ${OUT_OF_DATE} AS reason
-          FROM tasks t JOIN users u ON u.id = n.user_id
-         WHERE t.id = n.task_id
+        SELECT ${outOfDateSql(types)} AS reason
+          FROM users u LEFT JOIN tasks t ON t.id = n.task_id
+         WHERE u.id = n.user_id
       ) stale ON true
       LEFT JOIN notification_prefs p ON p.user_id = ready.user_id AND p.channel = 'WEBHOOK'
      WHERE d.id = ready.id
     RETURNING d.id, coalesce(d.original_id, d.id) AS webhook_id, d.channel, d.address, d.attempts, d.payload,
               d.notification_id, d.type, n.title, n.content,
               coalesce(n.created_at, original.created_at, d.created_at) AS created_at, n.task_id, n.task_title,
-              n.class_id, n.class_name, n.start_at, n.due_at, n.my_due_at, p.secret, stale.reason AS out_of_date
+              n.class_id, n.class_name, n.start_at, n.due_at, n.data, p.secret, stale.reason AS out_of_date
   )
   SELECT * FROM claimed`;
 
@@ -116,8 +121,8 @@ export interface DeliveryLogRow {
   nextAttemptAt: string | null;
   sentAt: string | null;
   createdAt: string;
-  /** created_at to the microsecond, the keyset position (milliseconds would skip or repeat rows). */
-  sortAt: string;
+  /** The place in the log (see keysetPositionSql). */
+  position: string;
 }
 
 /** Columns of a DeliveryLogRow; alias `d` = notification_deliveries. The next attempt only while one is due. */
@@ -125,13 +130,13 @@ const LOG_COLUMNS = `d.id, d.notification_id AS "notificationId", d.type, d.chan
   d.attempts, d.last_error AS "lastError",
   CASE WHEN d.status = 'PENDING' THEN ${isoSql('d.next_attempt_at')} END AS "nextAttemptAt",
   ${isoSql('d.sent_at')} AS "sentAt", ${isoSql('d.created_at')} AS "createdAt",
-  to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "sortAt"`;
+  ${keysetPositionSql('d.created_at')} AS position`;
 
 export interface DeliveryLogFilter {
   channel?: NotificationChannelName;
   status?: DeliveryStatus;
-  /** The position of the previous page's last row. */
-  after?: { sortAt: string; id: string };
+  /** The place of the previous page's last row. */
+  after?: KeysetPlace;
 }
 
 /** How a redelivery request went: the original's status (undefined: no such delivery of the user) and the new row. */
@@ -150,6 +155,9 @@ export interface DeliveryFailure {
 /** The delivery outbox (table `notification_deliveries`): queueing, claims, outcomes and clean-up. */
 @Injectable()
 export class DeliveriesRepository {
+  /** Built when the repository is made: by then every module has registered its notification types. */
+  private readonly claimSql = claimSql(notificationTypes());
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** A mail with its own content (account e-mails), in the transaction of `db` when it has one. */
@@ -168,9 +176,9 @@ export class DeliveriesRepository {
     if (filter.channel) conditions.push(`d.channel = $${values.push(filter.channel)}`);
     if (filter.status) conditions.push(`d.status = $${values.push(filter.status)}`);
     if (filter.after) {
-      const at = values.push(filter.after.sortAt);
+      const micros = values.push(filter.after.micros);
       const id = values.push(filter.after.id);
-      conditions.push(`(d.created_at, d.id) < ($${at}::timestamptz, $${id}::uuid)`);
+      conditions.push(keysetAfterSql('d.created_at', 'd.id', 'desc', micros, id));
     }
     // Index ix_notification_deliveries_log.
     return rows<DeliveryLogRow>(
@@ -227,7 +235,7 @@ export class DeliveriesRepository {
 
   /** Claims up to `limit` due deliveries of `channel` (see CLAIM_SQL). */
   claim(channel: NotificationChannelName, limit: number): Promise<ClaimedRow[]> {
-    return rows<ClaimedRow>(this.dataSource, CLAIM_SQL, [channel, limit]);
+    return rows<ClaimedRow>(this.dataSource, this.claimSql, [channel, limit]);
   }
 
   /** Records success; ignored when this claim was lost (its lease ran out and another worker took over). */

@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import type { MailMessage } from '../../mail/mail-sender';
@@ -9,6 +7,8 @@ import { MailPayload, TEST_EVENT } from '../entities/notification-delivery.entit
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { ClaimedRow, DeliveriesRepository } from './deliveries.repository';
 import { deliveryErrorText } from './delivery-error';
+import { Db } from '../../database/sql';
+import { Transactions } from '../../database/transactions';
 
 /** What a TEST event says over EMAIL and MESSENGER. */
 const TEST_MESSAGE = {
@@ -21,7 +21,7 @@ const TEST_MESSAGE = {
 export class DeliveryOutbox {
   constructor(
     @InjectConfig() private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly deliveries: DeliveriesRepository,
   ) {}
 
@@ -31,10 +31,10 @@ export class DeliveryOutbox {
    */
   async enqueueMail(
     { to, subject, text, html }: MailMessage,
-    manager: EntityManager = this.dataSource.manager,
+    db: Db = this.transactions.autocommit,
   ): Promise<void> {
     const payload: MailPayload = { subject, text, html };
-    await this.deliveries.enqueueMail(manager, to, payload);
+    await this.deliveries.enqueueMail(db, to, payload);
   }
 
   /** Claims up to `limit` deliveries of `channel` that are due; those out of date are finished unsent. */
@@ -102,13 +102,13 @@ function toJob(row: ClaimedRow): DeliveryJob {
       id: row.notification_id!,
       type: row.type!,
       createdAt: row.created_at,
-      taskId: row.task_id!,
-      taskTitle: row.task_title!,
+      taskId: row.task_id,
+      taskTitle: row.task_title,
       classId: row.class_id!,
       className: row.class_name!,
       startAt: row.start_at,
       dueAt: row.due_at,
-      myDueAt: row.my_due_at,
+      data: row.data,
     },
   };
 }

@@ -3,7 +3,7 @@ import { IsEnum, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PageSize } from '../../common/validation/page-size';
 import { DeliveryStatus, DeliveryType, TEST_EVENT } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
-import { NotificationType } from '../entities/notification.entity';
+import { notificationTypeNames } from '../production/notification-types';
 
 const PAGE_SIZE_DEFAULT = 20;
 const PAGE_SIZE_MAX = 100;
@@ -38,7 +38,7 @@ export class DeliveryDto {
   @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'null for a TEST event' })
   notificationId: string | null;
 
-  @ApiProperty({ enum: [...Object.values(NotificationType), TEST_EVENT], enumName: 'DeliveryType' })
+  @ApiProperty({ enum: [...notificationTypeNames(), TEST_EVENT], enumName: 'DeliveryType' })
   type: DeliveryType;
 
   @ApiProperty({ enum: NotificationChannelName, enumName: 'NotificationChannel' })

@@ -100,7 +100,10 @@ export class NotificationPrefDto {
 
   @ApiPropertyOptional({
     description:
-      'WEBHOOK only: `whsec_` + base64 key that signs deliveries (Standard Webhooks); shown only to its owner',
+      'WEBHOOK only: `whsec_` + base64 key that signs deliveries (Standard Webhooks); shown only to its owner. ' +
+      'A delivery is `POST {id, type, createdAt, data}`: `data` holds the subject (a task: `taskId, taskTitle, ' +
+      'classId, className, startAt, dueAt`; otherwise `classId, className`), then the fields its type adds ' +
+      '(TASK_EXTENDED: `myDueAt`); a TEST event has `data: {}`.',
     example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   })
   secret?: string;

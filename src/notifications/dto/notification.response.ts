@@ -1,22 +1,31 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { NotificationType } from '../entities/notification.entity';
+import { notificationTypeNames } from '../production/notification-types';
 
-/** Inbox item (the Notification resource). */
+/** Inbox item. */
 export class NotificationDto {
   @ApiProperty({ format: 'uuid' })
   id: string;
 
-  @ApiProperty({ enum: NotificationType, enumName: 'NotificationType' })
-  type: NotificationType;
+  @ApiProperty({ enum: notificationTypeNames(), enumName: 'NotificationType' })
+  type: string;
 
-  @ApiProperty({ format: 'uuid' })
-  taskId: string;
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'The task the notification is about; null for one about the class or another of its things',
+  })
+  taskId: string | null;
 
   @ApiProperty({ format: 'uuid' })
   classId: string;
 
-  @ApiProperty({ description: 'Task title when the notification was produced' })
-  taskTitle: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Task title when the notification was produced; null when taskId is',
+  })
+  taskTitle: string | null;
 
   @ApiProperty({ description: 'Class name when the notification was produced' })
   className: string;

@@ -1,6 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { NotificationChannelName } from './notification-pref.entity';
-import { NotificationType } from './notification.entity';
 
 export enum DeliveryStatus {
   PENDING = 'PENDING',
@@ -12,7 +11,8 @@ export enum DeliveryStatus {
 
 /** The event a user's delivery carries: a notification's type, or TEST (`POST …/notification-prefs/:channel/test`). */
 export const TEST_EVENT = 'TEST';
-export type DeliveryType = NotificationType | typeof TEST_EVENT;
+/** A registered notification type's name, or TEST. */
+export type DeliveryType = string;
 
 /** A mail that carries its own content (account e-mails) instead of a notification's. */
 export interface MailPayload {

@@ -1,20 +1,15 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
-export enum NotificationType {
-  TASK_PUBLISHED = 'TASK_PUBLISHED',
-  TASK_DUE_REMINDER = 'TASK_DUE_REMINDER',
-  TASK_EXTENDED = 'TASK_EXTENDED',
-  TASK_COMMENT = 'TASK_COMMENT',
-  GRADE_RELEASED = 'GRADE_RELEASED',
-}
-
 /** PENDING until the dispatcher has routed it to the recipient's channels; only SENT ones are in the inbox. */
 export enum NotificationStatus {
   PENDING = 'PENDING',
   SENT = 'SENT',
 }
 
-/** One recipient's copy of an event, with the task and class names and texts as they were when produced. */
+/**
+ * One recipient's copy of an event, with the task and class names and texts as they were when produced. The
+ * types are registered in `production/notification-types.ts`.
+ */
 @Entity('notifications')
 export class Notification {
   @PrimaryGeneratedColumn('uuid')
@@ -23,17 +18,18 @@ export class Notification {
   @Column({ type: 'uuid' })
   userId: string;
 
-  @Column({ type: 'varchar', length: 20 })
-  type: NotificationType;
+  @Column({ type: 'varchar', length: 30 })
+  type: string;
 
-  @Column({ type: 'uuid' })
-  taskId: string;
+  /** null when the subject is not a task (a class, or a row of another module). */
+  @Column({ type: 'uuid', nullable: true })
+  taskId: string | null;
 
   @Column({ type: 'uuid' })
   classId: string;
 
-  @Column({ type: 'varchar', length: 200 })
-  taskTitle: string;
+  @Column({ type: 'varchar', length: 200, nullable: true })
+  taskTitle: string | null;
 
   @Column({ type: 'varchar', length: 100 })
   className: string;
@@ -55,6 +51,14 @@ export class Notification {
   /** The comment of a TASK_COMMENT; deleting the comment deletes the notification. */
   @Column({ type: 'uuid', nullable: true })
   commentId: string | null;
+
+  /** The subject when it is a row of another module (e.g. an announcement); null otherwise. */
+  @Column({ type: 'uuid', nullable: true })
+  subjectId: string | null;
+
+  /** What the type adds to the webhook `data` (e.g. TASK_EXTENDED: `myDueAt`); null when nothing. */
+  @Column({ type: 'jsonb', nullable: true })
+  data: Record<string, unknown> | null;
 
   @Column({ type: 'text' })
   title: string;

@@ -6,6 +6,7 @@ import { isoSql } from '../../common/utils/time';
 import { one, rows } from '../../database/sql';
 import { InboxRow } from '../notifications.mapper';
 import { INBOX_COLUMNS } from '../notifications.repository';
+import { Transactions } from '../../database/transactions';
 
 /** Open live inbox streams per user, across instances. */
 export const MAX_STREAMS_PER_USER = 5;
@@ -35,7 +36,10 @@ const ITEMS_WITH_COUNT = (itemFilter: string) => `
 /** The open streams (one row each, leased by their instance) and the tickets that open them. */
 @Injectable()
 export class InboxStreamsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+  ) {}
 
   /**
    * Records an open stream unless the user has MAX_STREAMS_PER_USER live ones (leases not expired) on any
@@ -50,7 +54,7 @@ export class InboxStreamsRepository {
     leaseMs: number,
     ticketHash: Buffer | null,
   ): Promise<string | null> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.run(async (manager) => {
       await rows(
         manager,
         `SELECT pg_advisory_xact_lock(hashtextextended('notification_streams:' || $1, 0))`,

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { MaxDecimals } from '../../common/validation/validators';
 import { IsBoolean, IsNumber, IsOptional, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 
@@ -39,9 +39,10 @@ export class GradeSubmissionDto {
   isExemplary?: boolean;
 }
 
-/** Body of PATCH …/exemplary: the flag alone. */
+/** Body of PATCH …/exemplary: the flag alone, or nothing to toggle it (what the web client sends). */
 export class MarkExemplaryDto {
-  @ApiProperty({ description: 'true needs a score already given' })
+  @ApiPropertyOptional({ description: 'true needs a score already given; absent: the flag is toggled' })
+  @ValidateIf((_dto, value) => value !== undefined)
   @IsBoolean()
-  isExemplary: boolean;
+  isExemplary?: boolean;
 }
