@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /*
- * Upload and download of one 20 MiB attachment through each storage driver (CONTRACT §5.8: memory does not
+ * Upload and download of one 20 MiB attachment through each storage driver (the targets: memory does not
  * grow with the file size; S3 on loopback within 20 % of the local driver's throughput).
  *
  *   node bench/files.js [rounds] [MiB]      default 3 rounds of a 20 MiB file per driver

@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { setNotificationTypes } from './lib/notification-types';
 
 /**
- * Per-member due-date extensions (CONTRACT §5.1) and their TASK_EXTENDED notice.
+ * Per-member due-date extensions and their TASK_EXTENDED notice.
  *
  * An extension references the membership, so leaving or being removed from the class drops it (ON DELETE
  * CASCADE); `class_id` is the task's class, copied in when the extension is written.

@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { setNotificationTypes } from './lib/notification-types';
 
 /**
- * Grade release (CONTRACT §5.3): a task's `grade_release` mode, a submission's `released_at`, and the
+ * Grade release: a task's `grade_release` mode, a submission's `released_at`, and the
  * GRADE_RELEASED notice, at most one per submission (a submission is one per task and user, so the key is
  * the task and the submitter).
  */

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The answers kept for `Idempotency-Key` (CONTRACT §5.6): one row per (user, key). A row without a
+ * The answers kept for `Idempotency-Key`: one row per (user, key). A row without a
  * `response_status` is a request in flight; the primary key decides which of several concurrent requests runs.
  * The index serves the hourly clean-up of rows past their 24 hours.
  */

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The delivery log (CONTRACT §5.7) on the outbox. A delivery of a user (a notification's, a TEST event's or
+ * The delivery log on the outbox. A delivery of a user (a notification's, a TEST event's or
  * a redelivery) names its owner and event type; account e-mails carry neither and stay out of the log. A
  * redelivery points at the delivery it repeats (`original_id`, whose id stays the `webhook-id`), so the
  * one-per-notification-and-channel rule holds for originals only, and each original has at most one

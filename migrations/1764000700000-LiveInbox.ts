@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The live inbox (CONTRACT §5.5).
+ * The live inbox (`GET /users/me/notifications/stream`).
  * - `notification_stream_tickets`: single-use tickets for EventSource clients, stored as SHA-256 hashes.
  * - `notification_streams`: the open streams of every instance, one row each, so the limit per user holds
  *   across instances; an instance renews its rows' lease while the streams live, so the rows of a crashed

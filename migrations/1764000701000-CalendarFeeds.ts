@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Calendar feeds (CONTRACT §5.4): at most one per user, found by the SHA-256 of its secret token, which is
+ * Calendar feeds: at most one per user, found by the SHA-256 of its secret token, which is
  * never stored. A new token replaces the old one in place, so the old address stops working at once.
  */
 export class CalendarFeeds1764000701000 implements MigrationInterface {

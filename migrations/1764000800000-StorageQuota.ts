@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Per-user storage quota (CONTRACT §5.8): a user's total is the size of the task files they uploaded and of
+ * Per-user storage quota: a user's total is the size of the task files they uploaded and of
  * their submission files, plus the bytes reserved by their uploads in flight. A task file's uploader is new:
  * files of earlier versions count to the task's creator.
  */

@@ -101,7 +101,7 @@ const UUID_PATH_PARAMETER = /^(id|\w+Id)$/;
 
 /**
  * Rules the platform applies to every route, which no route's decorators state: path ids are UUIDs, and a
- * JSON body over 1 MiB is refused with 413 (CONTRACT §1). Their error bodies are added below.
+ * JSON body over 1 MiB is refused with 413. Their error bodies are added below.
  */
 function documentPlatformRules(document: OpenAPIObject): void {
   for (const operations of Object.values(document.paths)) {
@@ -127,7 +127,7 @@ function documentPlatformRules(document: OpenAPIObject): void {
 }
 
 /**
- * CONTRACT §5.6 as the routes declare it: `Idempotency-Key` on each write marked `@IdempotentWrite()` (the
+ * Safe retries and conditional requests as the routes declare them: `Idempotency-Key` on each write marked `@IdempotentWrite()` (the
  * `x-idempotency-key` extension it sets), with its 409 and 422 and the `Idempotent-Replayed` header of a
  * replay; the `ETag` of every answer of a route that documents a 304 or a 412 (`@ApiNotModifiedResponse()`,
  * `@IfMatchRoute()`).
@@ -186,7 +186,7 @@ function addSuccessHeader(
 }
 
 /**
- * Every error answer is JSON `{error, code}` (SPEC "Errors"), whatever the route produces on success (the CSV
+ * Every error answer is JSON `{error, code}`, whatever the route produces on success (the CSV
  * export, file downloads) and whether or not its decorator named a type.
  */
 function documentErrorBodies(document: OpenAPIObject): void {

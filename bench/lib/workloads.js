@@ -63,7 +63,7 @@ function throughputScenarios(data) {
 }
 
 /**
- * The conditional reads (CONTRACT §5.6): the scenarios of `keys` again, each request with the `If-None-Match`
+ * The conditional reads: the scenarios of `keys` again, each request with the `If-None-Match`
  * of its current answer, so every answer is a 304 without a body. The tags are read from the server first.
  */
 async function conditionalScenarios(port, scenarios, keys) {

@@ -29,7 +29,7 @@ const TASK_NOT_FOUND = `NOT_FOUND: task does not exist, ${TASK_GONE}`;
 
 const withReason = (base: string, extra?: string): string => (extra ? `${base}. ${extra}` : base);
 
-/** The access answers a route can give, documented with the contract's codes (CONTRACT §1). */
+/** The access answers a route can give, documented with their error codes (`ErrorCode`). */
 function accessDocs(param: string | null, forbidden: string, notFound: string): MethodDecorator {
   const decorators = [
     ApiForbiddenResponse({ type: ErrorResponse, description: forbidden }),

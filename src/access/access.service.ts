@@ -68,7 +68,7 @@ export class AccessService {
   }
 
   /**
-   * Who may remove whom (SPEC "Class roles"): anyone may leave, except the OWNER, who is never removed
+   * Who may remove whom: anyone may leave, except the OWNER, who is never removed
    * (ownership is transferred first); OWNER and ADMIN remove MEMBERs; only the OWNER removes ADMINs.
    */
   assertCanRemoveMember(

@@ -10,7 +10,7 @@ export interface SubmissionWriteRules {
    * for them (a write at exactly the deadline is in time).
    */
   late: boolean;
-  /** A MEMBER has not submitted every task this one is blocked by (`isLocked` of CONTRACT §2). */
+  /** A MEMBER has not submitted every task this one is blocked by (the task's `isLocked`). */
   locked: boolean;
 }
 

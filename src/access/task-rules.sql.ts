@@ -30,12 +30,12 @@ export const blockedForUserSql = (task: string, userId: string): string =>
       WHERE (SELECT blocker.deleted_at IS NULL FROM tasks blocker WHERE blocker.id = b.id)
         AND NOT EXISTS (SELECT 1 FROM submissions bs WHERE bs.task_id = b.id AND bs.user_id = ${userId}))`;
 
-/** `isLocked` of CONTRACT §2: blocked for a MEMBER; never locked for OWNER and ADMIN. */
+/** `isLocked` of a task: blocked for a MEMBER; never locked for OWNER and ADMIN. */
 export const taskLockedSql = (task: string, role: string, userId: string): string =>
   `(${role} = 'MEMBER' AND ${blockedForUserSql(task, userId)})`;
 
 /**
- * The deadline and late rule of member `userId` for `task` (CONTRACT §5.1), as a one-row subquery for `FROM`
+ * The deadline and late rule of member `userId` for `task`, as a one-row subquery for `FROM`
  * or `JOIN LATERAL`, with the columns
  * - `due_at`: the later of the task's dueAt and the member's extension; null when the task has no dueAt;
  * - `allow_late`: the extension's allowLateSubmission when it has one, else the task's;
@@ -59,7 +59,7 @@ export const lateClosedSql = (task: string, userId: string): string =>
             WHERE NOT deadline.allow_late AND deadline.due_at < now()::timestamptz(3))`;
 
 /**
- * `isLate` of a submission (CONTRACT §5.2): first submitted after its submitter's deadline as it stands now;
+ * `isLate` of a submission: first submitted after its submitter's deadline as it stands now;
  * false without a deadline. `submission` is the alias of a `submissions` row.
  */
 export const submittedLateSql = (submission: string): string =>

@@ -4,7 +4,7 @@ export interface TimeOption {
   dueAt: string | null;
 }
 
-/** Suggested task fields (CONTRACT §2 ParseResult). Every field null means the model failed. */
+/** Suggested task fields (the ParseResult of OpenAPI). Every field null means the model failed. */
 export interface ParseResult {
   title: string | null;
   /** 1 to 3 options, the most likely first; null only on failure. */

@@ -19,7 +19,7 @@ export interface RenderedFeed {
 }
 
 /**
- * The calendar feed (CONTRACT §5.4): a secret address per user, shown once, and the RFC 5545 calendar of the
+ * The calendar feed: a secret address per user, shown once, and the RFC 5545 calendar of the
  * user's task deadlines behind it, read without a login token.
  */
 @Injectable()

@@ -4,7 +4,7 @@ import { CalendarFeeds } from './calendar-feeds.service';
 import { CalendarRepository } from './calendar.repository';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 
-/** The calendar feed of task deadlines (CONTRACT §5.4); its SQL takes the task listing rule from access. */
+/** The calendar feed of task deadlines; its SQL takes the task listing rule from access. */
 @Module({
   imports: [IdempotencyModule],
   controllers: [CalendarFeedController, CalendarController],

@@ -5,11 +5,11 @@ import { listedTaskSql, memberDeadlineSql } from '../access/task-rules.sql';
 import { affected, one, Prepared, rows } from '../database/sql';
 
 /**
- * The deadline the feed shows: the user's own (`myDueAt`, CONTRACT §5.1), the later of the task's dueAt and
+ * The deadline the feed shows: the user's own (`myDueAt`), the later of the task's dueAt and
  * the user's extension; from the lateral `deadline` (memberDeadlineSql of task `t` for the feed's user).
  */
 const FEED_DEADLINE_SQL = 'deadline.due_at';
-/** How far back the feed reaches (CONTRACT §5.4). */
+/** How far back the feed reaches. */
 const FEED_HISTORY = `interval '60 days'`;
 /** Events one feed holds at most, soonest deadline first from 60 days ago. */
 export const MAX_FEED_EVENTS = 5000;

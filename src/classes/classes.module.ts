@@ -8,7 +8,7 @@ import { ClassesService } from './classes.service';
 import { TransactionsModule } from '../database/transactions';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 
-/** Classes, membership, roles, ownership transfer and invite codes (SPEC "Class endpoints"). */
+/** Classes, membership, roles, ownership transfer and invite codes. */
 @Module({
   imports: [IdempotencyModule, AccessModule, FileStorageModule, ClassesRepositoryModule, TransactionsModule],
   controllers: [ClassesController],

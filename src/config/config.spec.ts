@@ -13,7 +13,7 @@ describe('loadConfig', () => {
 
   const load = (env: Env = {}) => loadConfig({ DATA_DIR: dataDir, ...env });
 
-  it('applies the defaults of CONTRACT §4', () => {
+  it('applies the documented defaults when the environment sets nothing', () => {
     const config = load();
     expect(config).toMatchObject({
       nodeEnv: 'development',

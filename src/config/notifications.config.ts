@@ -23,7 +23,7 @@ export interface NotificationsConfig {
     maxAttempts: number;
     /** Days a sent, failed or skipped delivery is kept (a sent account e-mail goes at once). */
     retentionDays: number;
-    /** Live inbox (CONTRACT §5.5): heartbeat of the open streams. */
+    /** Live inbox: heartbeat of the open streams. */
     streamHeartbeatMs: number;
     /** How long a live inbox stream ticket may open, and reopen, its stream. */
     streamTicketTtlSeconds: number;
@@ -44,7 +44,7 @@ export function notificationsConfig(env: Env): NotificationsConfig {
       retryBaseSeconds: int(env, 'DELIVERY_RETRY_BASE_SECONDS', 30, 0),
       maxAttempts: int(env, 'DELIVERY_MAX_ATTEMPTS', 6, 1, 100),
       retentionDays: int(env, 'DELIVERY_RETENTION_DAYS', 30, 1, 3650),
-      // The contract wants a heartbeat at least every 30 s.
+      // A stream gets a heartbeat at least every 30 s.
       streamHeartbeatMs: int(env, 'NOTIFICATION_STREAM_HEARTBEAT_MS', 25_000, 10, 30_000),
       streamTicketTtlSeconds: int(env, 'STREAM_TICKET_TTL_SECONDS', 300, 1, 86_400),
     },

@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { iso } from '../common/utils/time';
 import { StoredAttachment } from './stored-attachment.entity';
 
-/** TaskAttachment / SubmissionAttachment of CONTRACT §2. */
+/** TaskAttachment / SubmissionAttachment: one shape. */
 export class AttachmentResponse {
   @ApiProperty({ format: 'uuid' })
   id: string;

@@ -10,7 +10,7 @@ export const STORAGE_CHECK_CACHE_MS = 10_000;
 export const FILE_KEY_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;
 const logger = new Logger('FileStorage');
 
-/** A new random, URL-safe key without `/` (CONTRACT §2). */
+/** A new random, URL-safe key without `/`. */
 export const newFileKey = (): string => randomBytes(24).toString('base64url');
 
 /** The store failed or did not answer: 503 STORAGE_UNAVAILABLE, the cause logged. */

@@ -47,7 +47,7 @@ export class FileStorageModule {}
       inject: [APP_CONFIG, FileStorage],
       useFactory: (config: AppConfig, storage: FileStorage) => ({
         storage: fileStorageEngine(storage, config.uploads.maxBytes),
-        // `file` is the only part an upload takes: any text field is an unknown body field, 400 (CONTRACT §1).
+        // `file` is the only part an upload takes: any text field is an unknown body field, 400.
         limits: { fileSize: config.uploads.maxBytes, files: 1, fields: 0 },
         defParamCharset: 'utf8',
       }),

@@ -17,7 +17,7 @@ import { UploadedFileInfo } from './multer-storage.engine';
 export const MULTIPART_ENVELOPE_ALLOWANCE = 4096;
 
 /**
- * STORAGE_QUOTA_BYTES_PER_USER (CONTRACT §5.8), counting file bytes. Before an upload stores a byte, the
+ * STORAGE_QUOTA_BYTES_PER_USER, counting file bytes. Before an upload stores a byte, the
  * bytes it declares are reserved against its user's total of task and submission files, and one that
  * would pass the quota even without its envelope is refused. Once the file is stored, the reservation is
  * settled to the file's own size, and the upload refused if that passes the quota: a file that brings the

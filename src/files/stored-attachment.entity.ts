@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
- * The columns `task_attachments` and `submission_attachments` share (CONTRACT: TaskAttachment and
+ * The columns `task_attachments` and `submission_attachments` share (TaskAttachment and
  * SubmissionAttachment have the same fields); each entity adds the key of what it is attached to.
  */
 export abstract class StoredAttachment {

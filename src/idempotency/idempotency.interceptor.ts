@@ -20,7 +20,7 @@ import {
 /** Metadata of a route whose answer carries credentials (`@IdempotentWrite`): why it is not kept. */
 export const ANSWER_WITHHELD = 'idempotency:answerWithheld';
 
-/** How long a key's first answer is kept (CONTRACT §5.6). */
+/** How long a key's first answer is kept. */
 export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 /** 1 to 255 visible ASCII characters. */
@@ -29,7 +29,7 @@ const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 const ABANDONED_MARGIN_SECONDS = 60;
 
 /**
- * `Idempotency-Key` on every authenticated POST, PUT and PATCH (CONTRACT §5.6), for every route without code
+ * `Idempotency-Key` on every authenticated POST, PUT and PATCH, for every route without code
  * of its own. The first request claims the key in PostgreSQL (one statement, which decides between
  * concurrent requests on any instance) and runs; every transaction it opens marks the key as committed in
  * that transaction, so a key whose write committed is never run again, whatever happens afterwards (the

@@ -6,7 +6,7 @@ import { ANSWER_WITHHELD, IdempotencyInterceptor } from './idempotency.intercept
 export const IDEMPOTENCY_EXTENSION = 'x-idempotency-key';
 
 /**
- * The route takes `Idempotency-Key` (CONTRACT §5.6): `IdempotencyInterceptor` runs around it. Put it last,
+ * The route takes `Idempotency-Key`: `IdempotencyInterceptor` runs around it. Put it last,
  * right above the handler, so it runs before the route's other interceptors (an upload's multer reads the
  * body inside it). `answerWithheldBecause`: the answer carries credentials (tokens, secret addresses,
  * tickets), so only its status is kept and a repeat answers 409 IDEMPOTENCY_ANSWER_NOT_KEPT; say why.

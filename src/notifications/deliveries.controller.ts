@@ -17,7 +17,7 @@ import { DeliveryLogService } from './delivery-log.service';
 import { DeliveryDto, DeliveryPageDto, ListDeliveriesQuery } from './dto/delivery.dto';
 import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
-/** The caller's delivery log (CONTRACT §5.7). */
+/** The caller's delivery log. */
 @ApiTags('notifications')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: ErrorResponse, description: 'UNAUTHORIZED: missing or invalid token' })

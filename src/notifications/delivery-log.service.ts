@@ -20,7 +20,7 @@ function legacyPlace(text: string): KeysetPlace | null {
 }
 
 /**
- * The caller's delivery log (CONTRACT §5.7): their deliveries on the outbox, as long as retention keeps them;
+ * The caller's delivery log: their deliveries on the outbox, as long as retention keeps them;
  * test events and redeliveries are queued there like any other delivery, and the worker is woken for them.
  */
 @Injectable()

@@ -1,7 +1,7 @@
 import { ClassRole } from '../access/class-roles';
 
 /**
- * When a submitter sees their grade (CONTRACT §5.3): as soon as it is given, or once an OWNER or ADMIN releases
+ * When a submitter sees their grade: as soon as it is given, or once an OWNER or ADMIN releases
  * it. A setting of the task, named here because the submissions carry out the rule.
  */
 export enum GradeRelease {

@@ -4,7 +4,7 @@ import { ReleaseGradesResponse } from './dto/release-grades.dto';
 import { ReleasedRow, ReleaseScope, SubmissionsRepository } from './submissions.repository';
 import { Transactions, Tx } from '../database/transactions';
 
-/** Releasing grades (CONTRACT §5.3): the release and its GRADE_RELEASED notices commit together. */
+/** Releasing grades: the release and its GRADE_RELEASED notices commit together. */
 @Injectable()
 export class GradeReleases {
   constructor(

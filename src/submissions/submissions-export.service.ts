@@ -67,7 +67,7 @@ function coalesce(size: number): Transform {
 }
 
 /**
- * The CSV export (CONTRACT §3): one row per class member, streamed from a database cursor through
+ * The CSV export: one row per class member, streamed from a database cursor through
  * csv-stringify to the response with backpressure, so memory does not grow with the class size.
  *
  * The cursor holds its connection for as long as the client takes to read, so exports get a pool of their own

@@ -18,7 +18,7 @@ import { Submission } from './entities/submission.entity';
 import { GradeRelease } from './grade-release';
 import { Tx } from '../database/transactions';
 
-/** A submission as the queries read it: the row with `isLate` (CONTRACT §5.2), judged when read. */
+/** A submission as the queries read it: the row with `isLate` (submitted after the submitter's deadline), judged when read. */
 export type SubmissionRow = Submission & { isLate: boolean };
 
 /** A submission row without its body, as the grader's list reads it. */
@@ -102,7 +102,7 @@ const ATTACHMENT_ORDER = 'a.created_at, a.id';
 /** A submission has a grade to show once it has a score or feedback (alias `s` = submissions). */
 const GRADED = '(s.score IS NOT NULL OR s.feedback IS NOT NULL)';
 
-/** Display name: the nickname, else the e-mail (SPEC: "when absent the e-mail address is used"). */
+/** Display name: the nickname, else the e-mail address. */
 const DISPLAY_NAME = `COALESCE(NULLIF(u.nickname, ''), u.email)`;
 
 /**

@@ -28,7 +28,7 @@ import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 const memberId = (): ParameterDecorator => Param('userId', new ParseUUIDPipe());
 
-/** Members' own deadlines (CONTRACT §5.1); OWNER and ADMIN of the task's class, drafts and scheduled tasks too. */
+/** Members' own deadlines; OWNER and ADMIN of the task's class, drafts and scheduled tasks too. */
 @ApiTags('tasks')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: ErrorResponse, description: 'Missing or invalid token' })

@@ -6,7 +6,7 @@ import { TaskExtensionsRepository } from './task-extensions.repository';
 import { toExtensionResponse } from './tasks.mapper';
 import { Transactions } from '../database/transactions';
 
-/** Members' own deadlines (CONTRACT §5.1). `access` comes from the routes' `@TaskManagerRoute()`. */
+/** Members' own deadlines. `access` comes from the routes' `@TaskManagerRoute()`. */
 @Injectable()
 export class TaskExtensionsService {
   constructor(

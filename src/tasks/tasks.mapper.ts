@@ -21,7 +21,7 @@ export function toUserStateResponse(row: UserStateRow): TaskUserStateResponse {
   };
 }
 
-/** Null until the caller has viewed, tagged, sorted or submitted (CONTRACT §2 TaskUserState). */
+/** Null until the caller has viewed, tagged, sorted or submitted (TaskUserState in OpenAPI). */
 function userStateOf(row: UserStateRow): TaskUserStateResponse | null {
   const untouched = !row.viewed_at && !row.tags?.length && row.sort_order === null && !row.submitted_at;
   return untouched ? null : toUserStateResponse(row);

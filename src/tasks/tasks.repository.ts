@@ -27,7 +27,7 @@ export interface TaskRow {
   source_text: string | null;
   start_at: string | null;
   due_at: string | null;
-  /** The caller's own deadline (CONTRACT §5.1 `myDueAt`). */
+  /** The caller's own deadline (`myDueAt`). */
   my_due_at: string | null;
   has_extension: boolean;
   allow_late_submission: boolean;
@@ -63,7 +63,7 @@ export interface SummaryScope {
 }
 
 export const BY_DUE_TIME = (a: string): string => `${a}.due_at ASC NULLS LAST, ${a}.created_at, ${a}.id`;
-/** `GET /tasks/mine`: by the caller's own deadline (CONTRACT §5.1). */
+/** `GET /tasks/mine`: by the caller's own deadline. */
 export const BY_MY_DUE_TIME = (a: string, myDueAt: string): string =>
   `${myDueAt} ASC NULLS LAST, ${a}.created_at, ${a}.id`;
 export const NEWEST_FIRST = (a: string): string => `${a}.created_at DESC, ${a}.id DESC`;

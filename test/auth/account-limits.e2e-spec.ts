@@ -14,7 +14,7 @@ const expectLimited = (res: request.Response): void => {
   expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
 };
 
-/** The per-IP limits of the account routes (CONTRACT §5.9), at their defaults and configured. */
+/** The per-IP limits of the account routes, at their defaults and configured. */
 describe('auth: per-IP limits of the account routes', () => {
   describe('defaults', () => {
     let ctx: TestApp;

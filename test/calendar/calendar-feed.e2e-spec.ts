@@ -42,7 +42,7 @@ function parseFeed(body: string): Map<string, FeedEvent> {
       description: String(vevent.getFirstPropertyValue('description')),
       url: String(vevent.getFirstPropertyValue('url')),
       start: time('dtstart'),
-      // RFC 5545 §3.6.1: without DTEND and DURATION, the event ends when it starts.
+      // RFC 5545, section 3.6.1: without DTEND and DURATION, the event ends when it starts.
       end: new ICAL.Event(vevent).endDate.toJSDate().toISOString(),
       hasEnd: vevent.hasProperty('dtend') || vevent.hasProperty('duration'),
       categories: vevent

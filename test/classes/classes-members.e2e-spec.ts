@@ -184,7 +184,7 @@ describe('class members', () => {
   });
 
   describe('DELETE /classes/:classId/members/:userId', () => {
-    // SPEC "Class roles": who may remove whom. `self` means the caller removes itself.
+    // Who may remove whom, by class role. `self` means the caller removes itself.
     const allowed: [Actor, Actor | 'self'][] = [
       ['owner', 'admin'],
       ['owner', 'member'],

@@ -284,7 +284,7 @@ function escapeXml(text: string): string {
 }
 
 export type StorageDriver = 'local' | 's3';
-/** The drivers a file suite runs over: every file endpoint answers the same with either (CONTRACT §5.8). */
+/** The drivers a file suite runs over: every file endpoint answers the same with either. */
 export const STORAGE_DRIVERS: StorageDriver[] = ['local', 's3'];
 
 /**

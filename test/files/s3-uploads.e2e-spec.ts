@@ -21,7 +21,7 @@ const FILE_BYTES = 12 * MiB;
 const HOUR_MS = 60 * 60 * 1000;
 
 /**
- * Uploads larger than one part (5 MiB) go to S3 as multipart uploads (CONTRACT §5.8): what is left in the
+ * Uploads larger than one part (5 MiB) go to S3 as multipart uploads: what is left in the
  * bucket, the database and the quota when the client or the store goes away in the middle of one, and how
  * the sweep aborts the multipart uploads a crash left behind.
  */

@@ -19,7 +19,7 @@ interface ReminderRow {
 }
 
 /**
- * TASK_DUE_REMINDER with extensions (CONTRACT §5.1): a member with a later deadline of their own is reminded
+ * TASK_DUE_REMINDER with extensions: a member with a later deadline of their own is reminded
  * at it (myDueAt − h) and not at the class-wide one; still once per (task, member, h, deadline) with two
  * instances, and with a statement count that does not grow with the members.
  */

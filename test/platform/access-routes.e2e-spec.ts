@@ -246,7 +246,7 @@ describe('one access path', () => {
       paths = (await ctx.http.get('/openapi.json').expect(200)).body.paths;
     });
 
-    it("documents 403 and 404 with the contract's codes on every route with an access decorator", () => {
+    it("documents 403 and 404 with the API's error codes on every route with an access decorator", () => {
       const documented = routes
         .filter((route) => route.rule)
         .map((route) => {

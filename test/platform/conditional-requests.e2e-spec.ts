@@ -8,7 +8,7 @@ import { addMember } from '../utils/classes';
 
 const ETAG = /^"[A-Za-z0-9_-]{43}"$/;
 
-describe('ETag, If-None-Match and If-Match (CONTRACT §5.6)', () => {
+describe('ETag, If-None-Match and If-Match: conditional reads and writes', () => {
   // Idle jobs: no reminder or delivery changes an inbox between two reads of a test.
   const ctx = useTestApp(IDLE_JOBS);
   let cls: ClassWithRoles;

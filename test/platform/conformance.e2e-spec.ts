@@ -4,7 +4,7 @@ import { createClassWithRoles, ClassWithRoles, createDraft, createTask, UNKNOWN_
 import { createTestApp, TestApp } from '../utils/test-app';
 import { TestUser } from '../utils/users';
 
-/** Conformance review: cross-cutting rules checked against SPEC.md / CONTRACT.md. */
+/** Conformance review: cross-cutting rules of the specification, checked through HTTP and OpenAPI. */
 
 /** Small enough that a refused caller's file would be over the limit. */
 const UPLOAD_MAX_BYTES = 1024;
@@ -217,7 +217,7 @@ describe('Conformance', () => {
     });
   });
 
-  describe('null where the contract takes no null', () => {
+  describe('null where the specification takes no null', () => {
     it('PUT notification-prefs with isEnabled null: 400, not 500', async () => {
       const res = await ctx.http
         .put('/users/me/notification-prefs')
@@ -296,7 +296,7 @@ describe('Conformance', () => {
       paths = (await ctx.http.get('/openapi.json').expect(200)).body.paths;
     });
 
-    /** Every endpoint of SPEC.md and CONTRACT.md: method, path, success status, request body, no token needed. */
+    /** Every endpoint the specification names: method, path, success status, request body, no token needed. */
     const ENDPOINTS: [string, string, number, 'body' | '', 'public' | ''][] = [
       ['post', '/auth/register', 200, 'body', 'public'],
       ['post', '/auth/register/complete', 201, 'body', 'public'],
@@ -448,7 +448,7 @@ describe('Conformance', () => {
       }
     });
 
-    it('documents Idempotency-Key on every authenticated write, ETag reads and If-Match writes (§5.6)', () => {
+    it('documents Idempotency-Key on every authenticated write, ETag reads and If-Match writes', () => {
       const headerNames = (operation: Operation) =>
         (operation.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
       for (const [path, operations] of Object.entries(paths)) {

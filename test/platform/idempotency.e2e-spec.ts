@@ -40,7 +40,7 @@ async function withClassLocked<T>(
   return pending;
 }
 
-describe('Idempotency-Key (CONTRACT §5.6)', () => {
+describe('Idempotency-Key: safe retries of authenticated writes', () => {
   const ctx = useTestApp();
 
   const postClass = (user: TestUser, key: string | undefined, body: object) => {

@@ -17,7 +17,7 @@ const BOT_TOKEN = '123456:TEST-token';
 /** The grade fields a MEMBER sees while the grade is unreleased. */
 const HIDDEN_GRADE = { score: null, feedback: null, reviewerId: null, reviewedAt: null, isExemplary: false };
 
-describe('submissions: grade release (CONTRACT §5.3)', () => {
+describe('submissions: grade release (when a submitter sees their grade)', () => {
   const { ctx, smtp, telegram, receiver } = useAppWithChannelFakes(() => ({
     MAIL_FROM: 'Classroom Tasks <noreply@classroom.test>',
     TELEGRAM_BOT_TOKEN: BOT_TOKEN,

@@ -19,7 +19,7 @@ describe('GET /submissions/:submissionId and PATCH …/submissions/:submissionId
     call('get', `/submissions/${submissionId}`, user);
   const markExemplary = (submissionId: string, user: TestUser | null, body?: object, task = taskId) =>
     call('patch', `/tasks/${task}/submissions/${submissionId}/exemplary`, user, body);
-  // Released as grading does on an IMMEDIATE task, so the submitter sees it (CONTRACT §5.3).
+  // Released as grading does on an IMMEDIATE task, so the submitter sees it.
   const setScore = (submissionId: string, score: number | null) =>
     ctx.db.query(
       `UPDATE submissions SET score = $2, released_at = coalesce(released_at, now()) WHERE id = $1`,

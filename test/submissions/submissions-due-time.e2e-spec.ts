@@ -56,7 +56,7 @@ describe('late rule at the exact due time', () => {
     expect(now.toISOString()).toBe(DUE_AT);
   });
 
-  it('accepts every write at exactly dueAt: only a write after dueAt is late (CONTRACT §1 LATE_SUBMISSION_CLOSED)', async () => {
+  it('accepts every write at exactly dueAt: only a write after dueAt is late (LATE_SUBMISSION_CLOSED)', async () => {
     const taskId = await seedTask(ctx, classId, { dueAt: DUE_AT, allowLateSubmission: false });
     const at = writes(taskId);
     await at.put().expect(200);

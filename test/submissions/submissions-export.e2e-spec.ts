@@ -82,7 +82,7 @@ describe('submissions export', () => {
       await submitAt(taskId, member.id, '2026-03-01T01:30:00.000Z', '2026-07-15T12:00:00.123Z', 12.5);
     });
 
-    it('sends the exact CSV of the contract: headers, BOM, CRLF, quoting, times in the caller zone', async () => {
+    it('sends the exact CSV export: headers, BOM, CRLF, quoting, times in the caller zone', async () => {
       const res = await exportCsv(taskId, owner).expect(200);
       expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
       expect(res.headers['content-disposition']).toBe(

@@ -41,7 +41,7 @@ interface ExtensionJson {
   updatedAt: string;
 }
 
-describe('due-date extensions (CONTRACT §5.1) and the late flag (§5.2)', () => {
+describe("due-date extensions (a member's own deadline) and the late flag", () => {
   // The delivery loop runs (TASK_EXTENDED reaches inbox and webhook); the scheduled reminder job does not.
   const ctx = useTestApp({
     DELIVERY_POLL_INTERVAL_MS: '100',

@@ -4,7 +4,7 @@ import { CapturedMail, SmtpCapture, startSmtpCapture } from '../fakes/smtp-serve
 import { ISO_TIMESTAMP, UUID_PATTERN } from './expect';
 import { beforeAllTests, createTestApp, lateBound, TestApp } from './test-app';
 
-/** Links of account mails (CONTRACT §3), relative to APP_URL; the e-mail change one is the web client's page. */
+/** Links of account mails, relative to APP_URL; the e-mail change one is the web client's page. */
 export const MAIL_LINK = {
   registration: '/register/complete',
   reset: '/reset-password',
@@ -57,7 +57,7 @@ export async function registerThroughMail(
 
 export { apiError, ISO_TIMESTAMP, UUID_PATTERN } from './expect';
 
-/** The User resource (CONTRACT §2) with defaults of a fresh account; `fields` override. */
+/** The User resource with defaults of a fresh account; `fields` override. */
 export const userShape = (email: string, fields: Record<string, unknown> = {}) => ({
   id: expect.stringMatching(UUID_PATTERN),
   email,

@@ -5,7 +5,7 @@ import type request from 'supertest';
 import { TestApp } from './test-app';
 import { TestUser } from './users';
 
-/** TaskAttachment and SubmissionAttachment as the API answers them (CONTRACT §2): one shape. */
+/** TaskAttachment and SubmissionAttachment as the API answers them: one shape. */
 export interface AttachmentJson {
   id: string;
   fileKey: string;

@@ -3,10 +3,10 @@ import { AttachmentJson, uploadAttachment, UploadedFile } from './files';
 import { TestApp } from './test-app';
 import { TestUser } from './users';
 
-/** SubmissionAttachment as the API answers it (CONTRACT §2). */
+/** SubmissionAttachment as the API answers it. */
 export type SubmissionAttachmentJson = AttachmentJson;
 
-/** Submission as the API answers it (CONTRACT §2). */
+/** Submission as the API answers it. */
 export interface SubmissionJson {
   id: string;
   taskId: string;

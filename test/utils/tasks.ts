@@ -29,7 +29,7 @@ export interface DraftFields extends TaskFields {
 
 export type TaskAttachmentJson = AttachmentJson;
 
-/** TaskDetail as the API answers it (CONTRACT §2). */
+/** TaskDetail as the API answers it. */
 export interface TaskJson {
   id: string;
   classId: string;

@@ -82,7 +82,7 @@ describe('AllExceptionsFilter', () => {
     expect(logged).not.toHaveBeenCalled();
   });
 
-  it('maps framework exceptions to the contract codes', () => {
+  it('maps framework exceptions to the API error codes', () => {
     expect(answer(new NotFoundException('Cannot GET /nope'))).toMatchObject({
       status: 404,
       body: { error: 'Route not found', code: 'NOT_FOUND' },

@@ -1,18 +1,18 @@
 import { HttpStatus } from '@nestjs/common';
 
-/** Every machine-readable error code the API answers with (CONTRACT.md §1). */
+/** Every machine-readable error code the API answers with. */
 export enum ErrorCode {
   UNAUTHORIZED = 'UNAUTHORIZED',
   FORBIDDEN = 'FORBIDDEN',
   NOT_FOUND = 'NOT_FOUND',
   CONFLICT = 'CONFLICT',
-  /** `If-Match` with a stale tag (CONTRACT §5.6). */
+  /** `If-Match` with a stale tag. */
   PRECONDITION_FAILED = 'PRECONDITION_FAILED',
-  /** An `Idempotency-Key` reused for another request (CONTRACT §5.6). */
+  /** An `Idempotency-Key` reused for another request. */
   IDEMPOTENCY_KEY_REUSED = 'IDEMPOTENCY_KEY_REUSED',
   /**
    * A repeat of an `Idempotency-Key` whose request was carried out but whose answer is not kept (it carried
-   * credentials, or the instance stopped between the commit and the answer); not named by the contract.
+   * credentials, or the instance stopped between the commit and the answer); not named by the specification.
    */
   IDEMPOTENCY_ANSWER_NOT_KEPT = 'IDEMPOTENCY_ANSWER_NOT_KEPT',
   VALIDATION_ERROR = 'VALIDATION_ERROR',
@@ -29,13 +29,13 @@ export enum ErrorCode {
   RATE_LIMITED = 'RATE_LIMITED',
   INTERNAL_ERROR = 'INTERNAL_ERROR',
   CAPTCHA_UNAVAILABLE = 'CAPTCHA_UNAVAILABLE',
-  /** The client did not send its request within the HTTP timeouts; not named by the contract. */
+  /** The client did not send its request within the HTTP timeouts; not named by the specification. */
   REQUEST_TIMEOUT = 'REQUEST_TIMEOUT',
-  /** Readiness check failed (GET /health); not named by the contract. */
+  /** Readiness check failed (GET /health); not named by the specification. */
   SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE',
-  /** The file storage (disk or S3 bucket) failed or did not answer; not named by the contract. */
+  /** The file storage (disk or S3 bucket) failed or did not answer; not named by the specification. */
   STORAGE_UNAVAILABLE = 'STORAGE_UNAVAILABLE',
-  /** No room left to store the write (the file storage's disk is full); not named by the contract. */
+  /** No room left to store the write (the file storage's disk is full); not named by the specification. */
   INSUFFICIENT_STORAGE = 'INSUFFICIENT_STORAGE',
 }
 

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { AppError, ErrorCode } from '../errors/app-error';
 
 /**
- * Entity tags (CONTRACT §5.6). A tag is the SHA-256 of the JSON answer itself: the answers carry per-caller
+ * Entity tags (`ETag`, `If-None-Match`, `If-Match`). A tag is the SHA-256 of the JSON answer itself: the answers carry per-caller
  * fields (`myRole`, `userState`, `stats`...), so a tag names exactly what this caller was sent, and the tag
  * `If-Match` accepts is the one the GET gave (the representation the caller would get now, computed in the
  * write's transaction with the row locked; see docs/decisions.md).

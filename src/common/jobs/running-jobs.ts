@@ -1,8 +1,8 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 
 /**
- * Runs of a module's periodic housekeeping jobs, so that shutdown waits for the runs in progress (CONTRACT §4:
- * SIGTERM finishes in-flight jobs) instead of closing the database pool under them, and starts no new one:
+ * Runs of a module's periodic housekeeping jobs, so that shutdown waits for the runs in progress (on
+ * SIGTERM, in-flight jobs finish) instead of closing the database pool under them, and starts no new one:
  * `@nestjs/schedule` stops its timers only after every module was destroyed. Provided per module.
  */
 @Injectable()

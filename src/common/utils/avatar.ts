@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { normalizeEmail } from '../validation/email';
 
 /**
- * Avatar lookup key of CONTRACT §2: SHA-256 hex of the trimmed, lower-cased e-mail. The class member list and
+ * Avatar lookup key: SHA-256 hex of the trimmed, lower-cased e-mail. The class member list and
  * the grader's submission list both use it, so one user has one avatar everywhere.
  */
 export function avatarHash(email: string): string {

@@ -59,7 +59,7 @@ const SLOT_CACHE_LIMIT = 4096;
 
 /**
  * ISO 8601 with the offset of `timeZone` at that instant, e.g. `2026-03-01T09:30:00.000+08:00`
- * (CONTRACT: export times in the exporting user's time zone). Make one per export and reuse it for every row:
+ * (the export gives times in the exporting user's time zone). Make one per export and reuse it for every row:
  * Intl is asked once per quarter hour of UTC the rows fall in, not once per row.
  */
 export function zonedIsoFormatter(timeZone: string): (instant: Date) => string {

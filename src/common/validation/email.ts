@@ -4,7 +4,7 @@ import { IsEmail, IsString, MaxLength } from 'class-validator';
 
 export const EMAIL_MAX_LENGTH = 320;
 
-/** E-mail addresses are compared, stored and counted trimmed and lower-cased (CONTRACT §3). */
+/** E-mail addresses are compared, stored and counted trimmed and lower-cased. */
 export function normalizeEmail(value: string): string {
   return value.trim().toLowerCase();
 }

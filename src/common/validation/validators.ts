@@ -1,12 +1,12 @@
 import { Transform } from 'class-transformer';
 import { registerDecorator, ValidationOptions } from 'class-validator';
 
-/** ISO 8601 date-time with an explicit offset or `Z` (CONTRACT §1); a bare local time is rejected. */
+/** ISO 8601 date-time with an explicit offset or `Z`; a bare local time is rejected. */
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
 /**
  * Instants whose UTC year has four digits, 0001 to 9999: every timestamp is answered as
- * `YYYY-MM-DDTHH:mm:ss.sssZ` (SPEC conventions), which `toISOString` and PostgreSQL cannot write for others
+ * `YYYY-MM-DDTHH:mm:ss.sssZ`, which `toISOString` and PostgreSQL cannot write for others
  * (year 0 would come back as 0001).
  */
 const EARLIEST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
@@ -65,7 +65,7 @@ export const IsIanaTimezone = simpleDecorator(
 export const PASSWORD_MAX_BYTES = 72;
 export const PASSWORD_MIN_CHARACTERS = 8;
 
-/** At least 8 characters (SPEC) and at most 72 UTF-8 bytes (CONTRACT: bcrypt's limit). */
+/** At least 8 characters and at most 72 UTF-8 bytes (bcrypt's limit). */
 export function isPassword(value: unknown): value is string {
   return (
     typeof value === 'string' &&

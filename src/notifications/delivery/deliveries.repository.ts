@@ -108,7 +108,7 @@ const claimSql = (types: NotificationTypeDefinition<never>[]): string => `
   )
   SELECT * FROM claimed`;
 
-/** A delivery of the log (CONTRACT §5.7); timestamps are already the JSON strings (`isoSql`). */
+/** A delivery of the log; timestamps are already the JSON strings (`isoSql`). */
 export interface DeliveryLogRow {
   id: string;
   notificationId: string | null;

@@ -30,7 +30,7 @@ export class ListDeliveriesQuery {
   limit: number = PAGE_SIZE_DEFAULT;
 }
 
-/** CONTRACT §5.7 Delivery: one send of one event over one channel of the caller. */
+/** Delivery: one send of one event over one channel of the caller. */
 export class DeliveryDto {
   @ApiProperty({ format: 'uuid' })
   id: string;

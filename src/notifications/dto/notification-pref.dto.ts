@@ -84,7 +84,7 @@ export class UpsertNotificationPrefDto {
   isEnabled: boolean = true;
 }
 
-/** CONTRACT §2 NotificationPref. */
+/** NotificationPref: one channel's preference of the caller. */
 export class NotificationPrefDto {
   @ApiProperty({ format: 'uuid' })
   id: string;

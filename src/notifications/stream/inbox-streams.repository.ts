@@ -8,7 +8,7 @@ import { InboxRow } from '../notifications.mapper';
 import { INBOX_COLUMNS } from '../notifications.repository';
 import { Transactions } from '../../database/transactions';
 
-/** Open streams per user, across instances (CONTRACT §5.5). */
+/** Open live inbox streams per user, across instances. */
 export const MAX_STREAMS_PER_USER = 5;
 /**
  * Told `<userId> <streamId>` at the commit that replaced a ticket's stream by a new one on the same ticket:

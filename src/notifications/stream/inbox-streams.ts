@@ -36,7 +36,7 @@ interface OpenStream {
 }
 
 /**
- * The live inbox (CONTRACT §5.5): the open Server-Sent Events streams of this instance. PostgreSQL tells every
+ * The live inbox: the open Server-Sent Events streams of this instance. PostgreSQL tells every
  * instance, through its one listener connection, whose inbox changed (a trigger on `notifications`); this
  * instance reads the change once per user and writes it to that user's streams here. A stream holds no
  * database connection. Its row in `notification_streams` counts it towards the per-user limit across

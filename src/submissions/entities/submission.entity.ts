@@ -36,7 +36,7 @@ export class Submission {
   @Column({ type: 'boolean', default: false })
   isExemplary: boolean;
 
-  /** When the grade became visible to the submitter; null while unreleased (CONTRACT §5.3). */
+  /** When the grade became visible to the submitter; null while unreleased. */
   @Column({ type: 'timestamptz', precision: 3, nullable: true })
   releasedAt: Date | null;
 }

@@ -18,7 +18,7 @@ export class PutExtensionDto {
   allowLateSubmission?: boolean | null;
 }
 
-/** One member's own deadline for a task (CONTRACT §5.1). */
+/** One member's own deadline for a task. */
 export class ExtensionResponse {
   @ApiProperty({ format: 'uuid' })
   taskId: string;

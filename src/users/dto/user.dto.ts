@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 
-/** The User resource (CONTRACT §2). Never a password hash or token. */
+/** The User resource. Never a password hash or token. */
 export class UserDto {
   @ApiProperty({ format: 'uuid' })
   id: string;
