@@ -14,6 +14,7 @@ export interface ClassRoleRow {
 
 /** The caller's access to a task; no row when the task never existed. */
 export interface TaskAccessRow {
+  task_id: string;
   class_id: string;
   is_personal: boolean;
   role: ClassRole | null;
@@ -26,7 +27,6 @@ export interface TaskAccessRow {
  * attachment); no row when there is no such submission or attachment.
  */
 export interface TaskItemAccessRow extends TaskAccessRow {
-  task_id: string;
   submitter_id: string | null;
 }
 

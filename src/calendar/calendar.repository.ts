@@ -29,8 +29,10 @@ export interface FeedEventRow {
   submitted: boolean;
 }
 
-/** The feed's owner with a row per event; one row with taskId null when there are none. */
-type FeedRow = { userId: string } & (FeedEventRow | { [K in keyof FeedEventRow]: null });
+/** The feed's owner with a row per event (and its order key); one row with taskId null when there are none. */
+type FeedRow = { userId: string; sort_at: Date | null } & (
+  FeedEventRow | { [K in keyof FeedEventRow]: null }
+);
 
 /**
  * The whole feed in one statement: the feed row by token hash (its active user), and every task of the
@@ -91,6 +93,6 @@ export class CalendarRepository {
   async feed(tokenHash: Buffer): Promise<FeedEventRow[] | null> {
     const found = await rows<FeedRow>(this.dataSource, FEED, [tokenHash]);
     if (found.length === 0) return null;
-    return found.filter((row): row is { userId: string } & FeedEventRow => row.taskId !== null);
+    return found.filter((row): row is FeedRow & FeedEventRow => row.taskId !== null);
   }
 }

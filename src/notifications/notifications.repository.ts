@@ -18,6 +18,8 @@ export const INBOX_COLUMNS = `n.id, n.type, n.task_id AS "taskId", n.class_id AS
 export interface InboxPageRow extends InboxRow {
   unread_count: number;
   cursor_found: boolean;
+  /** The order key (`p.*` passes it through). */
+  sort_at: Date | null;
 }
 
 /**

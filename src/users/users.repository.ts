@@ -69,11 +69,11 @@ export class UsersRepository {
   }
 
   findCredentials(where: { email: string } | { id: string }): Promise<CredentialsRow | null> {
-    const [column, value] = 'email' in where ? ['email', where.email] : ['id', where.id];
+    const column = 'email' in where ? 'email' : 'id';
     return one<CredentialsRow>(
       this.dataSource,
       `SELECT id, password_hash, is_active, token_version FROM users WHERE ${column} = $1`,
-      [value],
+      ['email' in where ? where.email : where.id],
     );
   }
 

@@ -18,8 +18,13 @@ export const STREAM_REPLACED_CHANNEL = 'notification_stream_replaced';
 /** Items one replay sends at most (Last-Event-ID far behind, or a catch-up after a listener outage). */
 export const MAX_REPLAY_ITEMS = 500;
 
-/** New inbox items of a user, oldest first, with the unread count on every row (one row with id null: none). */
-export type InboxChangeRow = { unreadCount: number } & (InboxRow | { [K in keyof InboxRow]: null });
+/**
+ * New inbox items of a user, oldest first (`sort_at`), with the unread count on every row (one row with id
+ * null: none).
+ */
+export type InboxChangeRow = { unreadCount: number; sort_at: Date | null } & (
+  InboxRow | { [K in keyof InboxRow]: null }
+);
 
 const ITEMS_WITH_COUNT = (itemFilter: string) => `
   SELECT u.count AS "unreadCount", p.*
