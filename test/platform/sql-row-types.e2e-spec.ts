@@ -6,6 +6,8 @@ import { createTestDatabase, dropTestDatabase, withDatabase } from '../utils/dat
 import {
   checkRowTypes,
   describeStatement,
+  PARSED,
+  parsedAs,
   repositoryPath,
   RowTypeReport,
   sourceProgram,
@@ -111,10 +113,11 @@ describe('row types of raw statements', () => {
     expect(await count()).toEqual(before);
   });
 
-  it('assume pg parses column types as by default: src/ registers no type parser', () => {
+  it('know how pg parses column types: by default, src/ registers no type parser', () => {
     const registering = sourceFiles()
       .filter((file) => /\bsetTypeParser\b|\btypes\s*:\s*\{\s*getTypeParser/.test(file.text))
       .map((file) => repositoryPath(file.fileName));
     expect(registering).toEqual([]);
+    for (const typeId of Object.keys(PARSED)) expect(() => parsedAs(Number(typeId))).not.toThrow();
   });
 });

@@ -274,16 +274,8 @@ class Interpreter {
       ts.isTypeAssertionExpression(node)
     )
       return this.evaluate(node.expression, scope);
-    if (ts.isConditionalExpression(node)) {
-      let condition: unknown;
-      try {
-        condition = this.evaluate(node.condition, scope);
-      } catch (error) {
-        if (!(error instanceof Unresolved)) throw error;
-        condition = this.choose(2) === 0;
-      }
-      return this.evaluate(condition ? node.whenTrue : node.whenFalse, scope);
-    }
+    if (ts.isConditionalExpression(node))
+      return this.evaluate(this.condition(node.condition, scope) ? node.whenTrue : node.whenFalse, scope);
     if (ts.isBinaryExpression(node)) return this.binary(node, scope);
     if (ts.isPrefixUnaryExpression(node)) {
       const operand = this.evaluate(node.operand, scope);
@@ -324,6 +316,16 @@ class Interpreter {
       );
     if (ts.isArrowFunction(node) || ts.isFunctionExpression(node)) return this.closure(node, scope);
     throw new Unresolved(`\`${node.getText()}\` (${ts.SyntaxKind[node.kind]})`);
+  }
+
+  /** A condition's truth; one that cannot be known is tried both ways. */
+  private condition(node: ts.Expression, scope: Scope): boolean {
+    try {
+      return Boolean(this.evaluate(node, scope));
+    } catch (error) {
+      if (!(error instanceof Unresolved)) throw error;
+      return this.choose(2) === 0;
+    }
   }
 
   /** A value inside a template: what JavaScript would write, for a primitive. */
@@ -462,14 +464,9 @@ class Interpreter {
       } else if (ts.isReturnStatement(statement))
         return { returned: true, value: statement.expression && this.evaluate(statement.expression, scope) };
       else if (ts.isIfStatement(statement)) {
-        let condition: unknown;
-        try {
-          condition = this.evaluate(statement.expression, scope);
-        } catch (error) {
-          if (!(error instanceof Unresolved)) throw error;
-          condition = this.choose(2) === 0;
-        }
-        const branch = condition ? statement.thenStatement : statement.elseStatement;
+        const branch = this.condition(statement.expression, scope)
+          ? statement.thenStatement
+          : statement.elseStatement;
         if (branch) {
           const outcome = this.block(ts.isBlock(branch) ? branch.statements : [branch], scope);
           if (outcome.returned) return outcome;
@@ -566,7 +563,7 @@ type Parsed = 'string' | 'number' | 'boolean' | 'Date' | 'Buffer' | 'json' | 'ob
 const list = (element: Parsed): Parsed => ({ array: element });
 
 /** The types pg parses by default (pg-types' text parsers); every other type stays the text. */
-const PARSED: Record<number, Parsed> = {
+export const PARSED: Record<number, Parsed> = {
   20: 'string', // int8
   21: 'number', // int2
   23: 'number', // int4
@@ -600,19 +597,21 @@ const PARSED: Record<number, Parsed> = {
   199: list('json'),
   3807: list('json'), // jsonb[]
   ...Object.fromEntries(
-    // char[], name[], text[], varchar[], macaddr[], inet[], cidr[], uuid[], money[], time[], timetz[], numrange[]
-    [1014, 1003, 1009, 1015, 1040, 1041, 651, 2951, 791, 1183, 1270, 3907].map((id) => [id, list('string')]),
+    // char[], regproc[], text[], varchar[], macaddr[], inet[], cidr[], uuid[], money[], time[], timetz[], numrange[]
+    [1014, 1008, 1009, 1015, 1040, 1041, 651, 2951, 791, 1183, 1270, 3907].map((id) => [id, list('string')]),
   ),
 };
 
 const TEXT_TYPE = 25;
 
 export function parsedAs(typeId: number): Parsed {
-  if (typeId in PARSED) return PARSED[typeId];
   // An array of an enum, for one, is not parsed: the row holds its text ('{A,B}').
-  if (types.getTypeParser(typeId, 'text') !== types.getTypeParser(TEXT_TYPE, 'text'))
-    throw new Error(`pg parses the type ${typeId}, which PARSED lacks`);
-  return 'string';
+  const parsedByPg = types.getTypeParser(typeId, 'text') !== types.getTypeParser(TEXT_TYPE, 'text');
+  if (parsedByPg !== typeId in PARSED)
+    throw new Error(
+      `PARSED is wrong about the type ${typeId}: pg ${parsedByPg ? 'parses' : 'does not parse'} it`,
+    );
+  return PARSED[typeId] ?? 'string';
 }
 
 const describeParsed = (parsed: Parsed): string =>
