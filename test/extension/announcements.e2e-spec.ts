@@ -7,7 +7,15 @@ import { NotificationDispatcher } from '../../src/notifications/delivery/notific
 import { notificationTypeNames } from '../../src/notifications/production/notification-types';
 import { addMember, ClassWithMembers, createClass, createClassWithMembers } from '../utils/classes';
 import { apiError, ISO_TIMESTAMP } from '../utils/expect';
-import { deliveriesOf, DeliveryRow, IDLE_JOBS, inbox, setPref, useAppWithChannelFakes, waitFor } from '../utils/notifications';
+import {
+  deliveriesOf,
+  DeliveryRow,
+  IDLE_JOBS,
+  inbox,
+  setPref,
+  useAppWithChannelFakes,
+  waitFor,
+} from '../utils/notifications';
 import { TestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
 import { ANNOUNCEMENTS_PER_USER_PER_HOUR } from './announcements/announcements.controller';
@@ -51,7 +59,10 @@ const rowsOf = async (ctx: TestApp, classId: string): Promise<number> =>
   (await ctx.db.query(`SELECT count(*)::int AS n FROM announcements WHERE class_id = $1`, [classId]))[0].n;
 
 const notificationsOf = (ctx: TestApp, announcementId: string): Promise<{ user_id: string }[]> =>
-  ctx.db.query(`SELECT user_id FROM notifications WHERE type = $1 AND subject_id = $2`, [TYPE, announcementId]);
+  ctx.db.query(`SELECT user_id FROM notifications WHERE type = $1 AND subject_id = $2`, [
+    TYPE,
+    announcementId,
+  ]);
 
 describe('example extension: class announcements', () => {
   describe('routes', () => {
@@ -74,7 +85,7 @@ describe('example extension: class announcements', () => {
         ['ADMIN', 'admin', 201],
         ['MEMBER', 'member', 403],
         ['a non-member', 'outsider', 403],
-      ] as const)('POST as %s answers %d', async (_role, who, status) => {
+      ] as const)('POST as %s (%s) answers %d', async (_role, who, status) => {
         const before = await rowsOf(ctx, room.cls.id);
         const res = await ctx.http
           .post(path(room.cls.id))
@@ -101,7 +112,7 @@ describe('example extension: class announcements', () => {
         ['ADMIN', 'admin', 200],
         ['MEMBER', 'member', 200],
         ['a non-member', 'outsider', 403],
-      ] as const)('GET as %s answers %d', async (_role, who, status) => {
+      ] as const)('GET as %s (%s) answers %d', async (_role, who, status) => {
         await announce(ctx, room.cls.id, room.owner);
         const res = await ctx.http.get(path(room.cls.id)).set('Authorization', as(who).auth);
         expect(res.status).toBe(status);
@@ -114,7 +125,7 @@ describe('example extension: class announcements', () => {
         ['ADMIN', 'admin', 204],
         ['MEMBER', 'member', 403],
         ['a non-member', 'outsider', 403],
-      ] as const)("DELETE of the owner's announcement as %s answers %d", async (_role, who, status) => {
+      ] as const)("DELETE of the owner's announcement as %s (%s) answers %d", async (_role, who, status) => {
         const { id } = await announce(ctx, room.cls.id, room.owner);
         const res = await ctx.http.delete(path(room.cls.id, id)).set('Authorization', as(who).auth);
         expect(res.status).toBe(status);
@@ -151,7 +162,9 @@ describe('example extension: class announcements', () => {
       it('answers 404 for an announcement of another class, and for a class that does not exist', async () => {
         const other = await createClass(ctx, room.owner, { name: 'History' });
         const elsewhere = await announce(ctx, other.id, room.owner);
-        const res = await ctx.http.delete(path(room.cls.id, elsewhere.id)).set('Authorization', room.owner.auth);
+        const res = await ctx.http
+          .delete(path(room.cls.id, elsewhere.id))
+          .set('Authorization', room.owner.auth);
         expect([res.status, res.body]).toEqual([404, apiError('NOT_FOUND')]);
         expect(await rowsOf(ctx, other.id)).toBe(1);
         const unknown = await ctx.http.get(path(randomUUID())).set('Authorization', room.owner.auth);
@@ -220,23 +233,24 @@ describe('example extension: class announcements', () => {
 
       it('pages newest first with the keyset cursor, to a last page without one', async () => {
         const { cls, owner, member } = await createClassWithMembers(ctx);
-        for (let i = 1; i <= 5; i += 1) await announce(ctx, cls.id, owner, { title: `Notice ${i}`, body: 'B' });
+        for (let i = 1; i <= 5; i += 1)
+          await announce(ctx, cls.id, owner, { title: `Notice ${i}`, body: 'B' });
         const newestFirst = await newestFirstIds(cls.id);
         const pages: string[][] = [];
         let cursor: string | null = null;
         do {
-          const res = await ctx.http
+          const res: { body: { announcements: Announcement[]; nextCursor: string | null } } = await ctx.http
             .get(path(cls.id))
             .query(cursor ? { limit: 2, cursor } : { limit: 2 })
             .set('Authorization', member.auth)
             .expect(200);
-          pages.push(res.body.announcements.map((a: Announcement) => a.id));
+          pages.push(res.body.announcements.map((a) => a.id));
           cursor = res.body.nextCursor;
         } while (cursor);
         expect(pages).toEqual([newestFirst.slice(0, 2), newestFirst.slice(2, 4), newestFirst.slice(4)]);
       });
 
-      it('goes on from a place whose announcement was deleted, and answers the default page size', async () => {
+      it('goes on from a place whose announcement was deleted; past the last row, an empty last page', async () => {
         const { cls, owner, member } = await createClassWithMembers(ctx);
         for (let i = 0; i < 3; i += 1) await announce(ctx, cls.id, owner);
         const [newest, ...older] = await newestFirstIds(cls.id);
@@ -303,7 +317,10 @@ describe('example extension: class announcements', () => {
         const owner = await createUser(ctx);
         const cls = await createClass(ctx, owner);
         for (let i = 0; i < ANNOUNCEMENTS_PER_USER_PER_HOUR; i += 1) await announce(ctx, cls.id, owner);
-        const res = await ctx.http.post(path(cls.id)).set('Authorization', owner.auth).send({ title: 'T', body: 'B' });
+        const res = await ctx.http
+          .post(path(cls.id))
+          .set('Authorization', owner.auth)
+          .send({ title: 'T', body: 'B' });
         expect([res.status, res.body]).toEqual([429, apiError('RATE_LIMITED')]);
         expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
         expect(await rowsOf(ctx, cls.id)).toBe(ANNOUNCEMENTS_PER_USER_PER_HOUR);
@@ -337,7 +354,9 @@ describe('example extension: class announcements', () => {
           // Rows of the type would fail the narrower check as it is added; the whole change is rolled back.
           await runner.query(`DELETE FROM notifications WHERE type = $1`, [TYPE]);
           await setNotificationTypes(runner, (types) => types.filter((type) => type !== TYPE));
-          await expect(repository.notifyPosted(runner.manager, id)).rejects.toThrow(/notifications_type_check/);
+          await expect(repository.notifyPosted(runner.manager, id)).rejects.toThrow(
+            /notifications_type_check/,
+          );
         } finally {
           await runner.rollbackTransaction();
           await runner.release();
@@ -385,14 +404,15 @@ describe('example extension: class announcements', () => {
 
         const kept = await announce(ctx, cls.id, owner, { title: 'Kept', body: 'Still on.' });
         const sent = await deliverNow([member]);
-        expect(sent.filter((row) => row.status === 'SENT').map((row) => row.channel).sort()).toEqual([
-          'EMAIL',
-          'MESSENGER',
-          'WEBHOOK',
-        ]);
-        expect(smtp.messages.filter((mail) => mail.to.includes(member.email)).map((mail) => mail.subject)).toEqual([
-          `Announcement in Test class: ${kept.title}`,
-        ]);
+        expect(
+          sent
+            .filter((row) => row.status === 'SENT')
+            .map((row) => row.channel)
+            .sort(),
+        ).toEqual(['EMAIL', 'MESSENGER', 'WEBHOOK']);
+        expect(
+          smtp.messages.filter((mail) => mail.to.includes(member.email)).map((mail) => mail.subject),
+        ).toEqual([`Announcement in Test class: ${kept.title}`]);
         expect(telegram.messages.filter((message) => message.chatId === chat)).toHaveLength(1);
         expect(receiver.received.filter((hit) => hit.path === hook).map((hit) => hit.body)).toEqual([
           expect.objectContaining({ data: expect.objectContaining({ announcementId: kept.id }) }),
@@ -402,9 +422,12 @@ describe('example extension: class announcements', () => {
   });
 
   describe('the notification on every channel', () => {
-    const { ctx, smtp, telegram, receiver } = useAppWithChannelFakes(() => ({ TELEGRAM_BOT_TOKEN: BOT_TOKEN }), {
-      extensions: [ANNOUNCEMENTS],
-    });
+    const { ctx, smtp, telegram, receiver } = useAppWithChannelFakes(
+      () => ({ TELEGRAM_BOT_TOKEN: BOT_TOKEN }),
+      {
+        extensions: [ANNOUNCEMENTS],
+      },
+    );
 
     it('reaches the inbox, e-mail, webhook and messenger of every member but the author, once', async () => {
       const { cls, owner, admin, member } = await createClassWithMembers(ctx, { name: 'Chemistry' });
@@ -426,7 +449,7 @@ describe('example extension: class announcements', () => {
         return rows.length === 3 && rows.every((row) => row.status === 'SENT') && rows;
       });
       expect(sent.map((row) => row.channel).sort()).toEqual(['EMAIL', 'MESSENGER', 'WEBHOOK']);
-      const items = (await inbox(ctx, member)).items as unknown as Record<string, unknown>[];
+      const items = (await inbox(ctx, member)).items as unknown as Record<string, string | null>[];
       expect(items).toEqual([
         {
           id: expect.any(String),

@@ -205,7 +205,7 @@ function documentedImports(markdown: string): Record<string, string[]> {
 }
 
 interface SourceFile {
-  /** Relative to src/, with forward slashes. */
+  /** Relative to src/, with forward slashes (an extension's: `../test/extension/…`). */
   path: string;
   module: string;
   text: string;

@@ -34,7 +34,11 @@ export class AnnouncementsService {
   }
 
   /** The announcement and its ANNOUNCEMENT_POSTED notifications, in one transaction. */
-  async post(access: ClassAccess, authorId: string, body: CreateAnnouncementDto): Promise<AnnouncementResponse> {
+  async post(
+    access: ClassAccess,
+    authorId: string,
+    body: CreateAnnouncementDto,
+  ): Promise<AnnouncementResponse> {
     const row = await this.transactions.run(async (tx) => {
       const announcement = await this.announcements.insert(tx, {
         classId: access.classId,
