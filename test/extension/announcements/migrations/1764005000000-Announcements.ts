@@ -4,12 +4,9 @@ import { setNotificationTypes } from '../../../../migrations/lib/notification-ty
 const POSTED_TYPE = 'ANNOUNCEMENT_POSTED';
 
 /**
- * Class announcements, the example extension's table, and its notification type `ANNOUNCEMENT_POSTED`.
- * An announcement goes with its class and with its author's account. The list reads `ix_announcements_list`
- * in (created_at, id) order, newest first.
- *
- * The type check is rewritten from the list it has now, plus or minus this one type, so this migration and
- * those of other types compose in any order.
+ * The example extension's table and its notification type `ANNOUNCEMENT_POSTED` (added to the database
+ * check with `setNotificationTypes`, like every type's migration). An announcement goes with its class and
+ * its author's account; the list reads `ix_announcements_list` backwards, newest first.
  */
 export class Announcements1764005000000 implements MigrationInterface {
   name = 'Announcements1764005000000';
