@@ -8,6 +8,7 @@ import { notificationTypeNames } from '../../src/notifications/production/notifi
 import { addMember, ClassWithMembers, createClass, createClassWithMembers } from '../utils/classes';
 import { apiError, ISO_TIMESTAMP } from '../utils/expect';
 import {
+  createSharedDatabase,
   deliveriesOf,
   DeliveryRow,
   IDLE_JOBS,
@@ -16,7 +17,7 @@ import {
   useAppWithChannelFakes,
   waitFor,
 } from '../utils/notifications';
-import { TestApp } from '../utils/test-app';
+import { createTestApp, TestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
 import { ANNOUNCEMENTS_PER_USER_PER_HOUR } from './announcements/announcements.controller';
 import { ANNOUNCEMENTS } from './announcements/announcements.extension';
@@ -493,5 +494,31 @@ describe('example extension: class announcements', () => {
       expect(await deliveriesOf(ctx, owner)).toEqual([]);
       expect(smtp.messages.filter((mail) => mail.to.includes(owner.email))).toEqual([]);
     });
+  });
+
+  it('is migrated once by instances starting together on one database, under the migration lock', async () => {
+    const database = await createSharedDatabase();
+    const instances: TestApp[] = [];
+    try {
+      const started = await Promise.allSettled(
+        [0, 1].map(() =>
+          createTestApp(IDLE_JOBS, { databaseUrl: database.url, extensions: [ANNOUNCEMENTS] }),
+        ),
+      );
+      for (const result of started) if (result.status === 'fulfilled') instances.push(result.value);
+      expect(started.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled']);
+      const applied = await instances[0].db.query(
+        `SELECT name FROM migrations WHERE name LIKE 'Announcements%'`,
+      );
+      expect(applied).toEqual([{ name: 'Announcements1764005000000' }]);
+      const owner = await createUser(instances[0]);
+      const cls = await createClass(instances[0], owner);
+      const posted = await announce(instances[0], cls.id, owner);
+      const listed = await instances[1].http.get(path(cls.id)).set('Authorization', owner.auth).expect(200);
+      expect(listed.body.announcements).toEqual([posted]);
+    } finally {
+      await Promise.all(instances.map((instance) => instance.close()));
+      await database.drop();
+    }
   });
 });
