@@ -1,4 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -14,7 +14,7 @@ import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { DatabaseOutageModule } from './common/errors/database-outage';
 import { AppConfig } from './config/config';
 import { AppConfigModule } from './config/config.module';
-import { buildDataSourceOptions } from './database/typeorm-options';
+import { buildDataSourceOptions, MigrationClass } from './database/typeorm-options';
 import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
@@ -25,10 +25,24 @@ import { SubmissionsModule } from './submissions/submissions.module';
 import { TasksModule } from './tasks/tasks.module';
 import { UsersModule } from './users/users.module';
 
+/**
+ * A module mounted beside those below without editing this file, with the migrations of its tables (run at
+ * start with those of `migrations/`): the test tree's example, `test/extension/announcements/`. A module of
+ * `src/` is listed below instead, its migrations in `migrations/` (docs/architecture.md, "Adding a module").
+ */
+export interface AppExtension {
+  module: Type;
+  migrations: readonly MigrationClass[];
+}
+
 @Module({})
 export class AppModule {
   /** `databaseUrl` is the configured URL, or the embedded server's when none is configured. */
-  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+  static forRoot(
+    config: AppConfig,
+    databaseUrl: string,
+    extensions: readonly AppExtension[] = [],
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -54,6 +68,7 @@ export class AppModule {
         CalendarModule,
         CommentsModule,
         IdempotencyModule,
+        ...extensions.map((extension) => extension.module),
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

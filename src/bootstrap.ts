@@ -12,7 +12,7 @@ import {
 import helmet from 'helmet';
 import { Logger, PinoLogger } from 'nestjs-pino';
 import type { Logger as Pino } from 'pino';
-import { AppModule } from './app.module';
+import { AppExtension, AppModule } from './app.module';
 import { ErrorResponse } from './common/errors/error.response';
 import { createValidationPipe } from './common/errors/validation';
 import { requireReadableBodyType } from './common/http/body-type';
@@ -41,13 +41,21 @@ function rootLogger(config: AppConfig): Pino {
 
 /**
  * Builds the HTTP application exactly as production runs it; tests call this too. Shutdown on signals is
- * the caller's: `main.ts` closes the app, then the embedded database, then exits.
+ * the caller's: `main.ts` closes the app, then the embedded database, then exits. `extensions` are mounted
+ * beside the core modules, their migrations applied with the core's (production mounts none).
  */
-export async function createApp(config: AppConfig, databaseUrl: string): Promise<NestExpressApplication> {
+export async function createApp(
+  config: AppConfig,
+  databaseUrl: string,
+  { extensions = [] }: { extensions?: readonly AppExtension[] } = {},
+): Promise<NestExpressApplication> {
   const logger = createLogger(config);
-  if (config.database.migrationsRun)
-    await runMigrationsLocked(config, sessionUrl(config, databaseUrl), logger);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
+  if (config.database.migrationsRun) {
+    const extraMigrations = extensions.flatMap((extension) => extension.migrations);
+    await runMigrationsLocked(config, sessionUrl(config, databaseUrl), logger, extraMigrations);
+  }
+  const module = AppModule.forRoot(config, databaseUrl, extensions);
+  const app = await NestFactory.create<NestExpressApplication>(module, {
     logger,
     bodyParser: false,
     // A failed start rejects (the caller stops the embedded database) instead of exiting the process.

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { PoolConfig } from 'pg';
-import { DataSource, DataSourceOptions } from 'typeorm';
+import { DataSource, DataSourceOptions, MigrationInterface } from 'typeorm';
 import { AppConfig } from '../config/config';
 import { FailFastClient, TransactionPoolerClient } from './fail-fast-client';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
@@ -11,6 +11,9 @@ const runningFromSource = __filename.endsWith('.ts');
 export const MIGRATIONS_GLOB = runningFromSource
   ? join(__dirname, '..', '..', 'migrations', '*.ts')
   : join(__dirname, '..', 'migrations', '*.js');
+
+/** A TypeORM migration class, as an extension of the app brings it (`AppExtension` of `app.module.ts`). */
+export type MigrationClass = new () => MigrationInterface;
 
 /**
  * How long the client waits for an answer beyond `statement_timeout`: a live server cancels the statement
@@ -74,19 +77,23 @@ export function dataSourceUrl(dataSource: DataSource): string {
 /**
  * One definition of the connection, shared by the app, the TypeORM CLI and the operator CLI.
  * `forMigrations`: no statement limit, as an index build or a table rewrite may legitimately run long; and a
- * session of its own, so `databaseUrl` must then be the session URL.
+ * session of its own, so `databaseUrl` must then be the session URL. `extraMigrations`: those of the mounted
+ * extensions, run with the files of `migrations/` in timestamp order.
  */
 export function buildDataSourceOptions(
   config: Pick<AppConfig, 'database'>,
   databaseUrl: string,
-  { forMigrations = false }: { forMigrations?: boolean } = {},
+  {
+    forMigrations = false,
+    extraMigrations = [],
+  }: { forMigrations?: boolean; extraMigrations?: readonly MigrationClass[] } = {},
 ): DataSourceOptions {
   const pooled = !forMigrations && isPooled(config);
   return {
     type: 'postgres',
     url: databaseUrl,
     entities: [join(__dirname, '..', '**', '*.entity.{ts,js}')],
-    migrations: [MIGRATIONS_GLOB],
+    migrations: [MIGRATIONS_GLOB, ...extraMigrations],
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'each',
     synchronize: false,

@@ -1,15 +1,32 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, posix, relative, resolve, sep } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 
 /**
  * The module rules of docs/architecture.md, read from the import statements of src/. A module is a folder
  * directly under src/; the files directly in src/ are the composition root, which may import any module.
- * The rules have no exception lists: a new cycle, import or global module fails here.
+ * The example extension is held to the same rules: each folder of test/extension/ is a module named after
+ * it (its migrations/ folder aside, which stands for the repository's migrations/). The rules have no
+ * exception lists: a new cycle, import or global module fails here.
  */
 
 const SRC = resolve(__dirname, '..', '..', 'src');
+const EXTENSIONS = resolve(__dirname, '..', 'extension');
 const ROOT = '(root)';
+/** Where a file of neither src/ nor an extension belongs (e.g. test/utils/): no module may import it. */
+const OUTSIDE = '(outside the modules)';
+/** The path of an extension's file, relative to src/: `../test/extension/<module>/…`. */
+const EXTENSION_PATH = /^\.\.\/test\/extension\/([\w-]+)\//;
+
+/** The folders of `dir`, sorted. */
+const foldersOf = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
+
+/** The modules of the test tree mounted as extensions (`createTestApp(env, { extensions })`). */
+const EXTENSION_MODULES = foldersOf(EXTENSIONS);
 
 /** Every module may import these; they import no feature module themselves. */
 const FOUNDATION = ['common', 'config', 'database'];
@@ -41,6 +58,8 @@ const ALLOWED_IMPORTS: Record<string, string[]> = {
   submissions: ['access', 'classes', 'files', 'idempotency', 'notifications'],
   tasks: ['access', 'ai', 'classes', 'files', 'idempotency', 'notifications', 'submissions'],
   users: ['classes', 'idempotency', 'schools'],
+  // The example extension, test/extension/announcements/ (docs/architecture.md, "Example extension").
+  announcements: ['access', 'idempotency', 'notifications'],
 };
 
 /**
@@ -77,17 +96,25 @@ const TABLE_OWNERS: Record<string, string> = {
   task_submission_counts: 'tasks',
   task_user_states: 'tasks',
   users: 'users',
+  announcements: 'announcements',
 };
 
-const MIGRATIONS = resolve(__dirname, '..', '..', 'migrations');
+/** The repository's migrations, and those each extension brings in its folder. */
+const MIGRATION_FOLDERS = [
+  resolve(__dirname, '..', '..', 'migrations'),
+  ...EXTENSION_MODULES.map((module) => join(EXTENSIONS, module, 'migrations')).filter(existsSync),
+];
 
-/** The tables the migrations leave: created, and not dropped again, by their `up`. */
+/** The tables the migrations leave, in timestamp order: created, and not dropped again, by their `up`. */
 function migratedTables(): string[] {
   const tables = new Set<string>();
-  for (const name of readdirSync(MIGRATIONS)
-    .filter((file) => file.endsWith('.ts'))
-    .sort()) {
-    const up = readFileSync(join(MIGRATIONS, name), 'utf8').split(/async down\(/)[0];
+  const files = MIGRATION_FOLDERS.flatMap((folder) =>
+    readdirSync(folder)
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => ({ file, path: join(folder, file) })),
+  ).sort((a, b) => a.file.localeCompare(b.file));
+  for (const { path } of files) {
+    const up = readFileSync(path, 'utf8').split(/async down\(/)[0];
     for (const [, verb, table] of up.matchAll(
       /\b(CREATE(?: UNLOGGED)? TABLE|DROP TABLE)(?: IF (?:NOT )?EXISTS)? (\w+)/gi,
     )) {
@@ -146,17 +173,29 @@ function tableUnder(markdown: string, heading: string): string[][] {
 /** The backticked names of a table cell: `` `a`, `b` `` → ['a', 'b']; `—` → []. */
 const namesIn = (cell: string): string[] => [...cell.matchAll(/`([\w-]+)`/g)].map((match) => match[1]);
 
-/** The module table of docs/architecture.md ("## Modules"): the module of each row. */
+/**
+ * The extension table of docs/architecture.md ("## Example extension"): a row per extension, its module and
+ * the modules it imports, as in the import table.
+ */
+const extensionRows = (markdown: string): string[][] => tableUnder(markdown, 'Example extension').slice(1);
+
+/** The module tables of docs/architecture.md ("## Modules", then the extensions): the module of each row. */
 function documentedModules(markdown: string): string[] {
-  return tableUnder(markdown, 'Modules')
-    .slice(1)
-    .flatMap(([module]) => namesIn(module));
+  return [...tableUnder(markdown, 'Modules').slice(1), ...extensionRows(markdown)].flatMap(([module]) =>
+    namesIn(module),
+  );
 }
 
-/** The import table of docs/architecture.md ("## Allowed imports"): module → the modules it imports. */
+/**
+ * The import tables of docs/architecture.md ("## Allowed imports", then the extensions): module → the modules
+ * it imports.
+ */
 function documentedImports(markdown: string): Record<string, string[]> {
   const table: Record<string, string[]> = {};
-  for (const [modules, imports] of tableUnder(markdown, 'Allowed imports').slice(1)) {
+  for (const [modules, imports] of [
+    ...tableUnder(markdown, 'Allowed imports').slice(1),
+    ...extensionRows(markdown),
+  ]) {
     for (const module of namesIn(modules)) {
       if (module in table) throw new Error(`${module} has two rows in the import table`);
       table[module] = namesIn(imports).sort();
@@ -166,7 +205,7 @@ function documentedImports(markdown: string): Record<string, string[]> {
 }
 
 interface SourceFile {
-  /** Relative to src/, with forward slashes. */
+  /** Relative to src/, with forward slashes (an extension's: `../test/extension/…`). */
   path: string;
   module: string;
   text: string;
@@ -178,12 +217,24 @@ function importSpecifiers(text: string): string[] {
   return ts.preProcessFile(text, true, true).importedFiles.map((file) => file.fileName);
 }
 
-const moduleOf = (path: string): string => (path.includes('/') ? path.split('/')[0] : ROOT);
+/** The module of a path relative to src/: its folder there, an extension's, the root or outside. */
+function moduleOf(path: string): string {
+  const extension = EXTENSION_PATH.exec(path);
+  if (extension) return extension[1];
+  if (path.startsWith('../')) return OUTSIDE;
+  return path.includes('/') ? path.split('/')[0] : ROOT;
+}
 
-function readSources(dir = SRC): SourceFile[] {
+/** The code of every module: src/, and the extensions' folders but their migrations. */
+const readModuleSources = (): SourceFile[] => [
+  ...readSources(SRC),
+  ...EXTENSION_MODULES.flatMap((module) => readSources(join(EXTENSIONS, module))),
+];
+
+function readSources(dir: string): SourceFile[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = join(dir, entry.name);
-    if (entry.isDirectory()) return readSources(full);
+    if (entry.isDirectory()) return entry.name === 'migrations' ? [] : readSources(full);
     if (!entry.name.endsWith('.ts') || entry.name.endsWith('.spec.ts')) return [];
     const path = relative(SRC, full).split(sep).join('/');
     const text = readFileSync(full, 'utf8');
@@ -194,7 +245,9 @@ function readSources(dir = SRC): SourceFile[] {
 /** The src/-relative path an import points to, or null for a package. */
 function importedPath(file: SourceFile, specifier: string): string | null {
   if (!specifier.startsWith('.')) return null;
-  return posix.normalize(posix.join(posix.dirname(file.path), specifier));
+  // Through the file system: an extension's import climbs out of test/ and into src/.
+  const target = relative(SRC, resolve(SRC, dirname(file.path), specifier));
+  return target.split(sep).join('/');
 }
 
 /** Module → imported module → the importing files (for the messages). */
@@ -309,10 +362,7 @@ describe('architecture: the tools of this test', () => {
 
 describe('architecture: docs/architecture.md says what ALLOWED_IMPORTS says', () => {
   const markdown = readFileSync(ARCHITECTURE_DOC, 'utf8');
-  const folders = readdirSync(SRC, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name)
-    .sort();
+  const folders = [...foldersOf(SRC), ...EXTENSION_MODULES].sort();
 
   it('reads the two tables of a small document', () => {
     const doc = [
@@ -330,14 +380,20 @@ describe('architecture: docs/architecture.md says what ALLOWED_IMPORTS says', ()
       '| `a`, `c`   | —          |',
       '| `b`        | `c`, `a`   |',
       '',
+      '## Example extension',
+      '',
+      '| module | imports | where |',
+      '| ------ | ------- | ----- |',
+      '| `e`    | `a`     | `test/extension/e/`: things |',
+      '',
       'After.',
     ].join('\n');
-    expect(documentedModules(doc)).toEqual(['a', 'b']);
-    expect(documentedImports(doc)).toEqual({ a: [], c: [], b: ['a', 'c'] });
+    expect(documentedModules(doc)).toEqual(['a', 'b', 'e']);
+    expect(documentedImports(doc)).toEqual({ a: [], c: [], b: ['a', 'c'], e: ['a'] });
     expect(documentedModules('## Other\n\n| x |\n| - |\n| `y` |\n')).toEqual([]);
   });
 
-  it('has one row per module folder of src/ in the module table, and the same modules in ALLOWED_IMPORTS', () => {
+  it('has one row per module folder of src/ and of test/extension/ in the module tables, and the same modules in ALLOWED_IMPORTS', () => {
     const documented = documentedModules(markdown);
     expect(documented.length).toBe(new Set(documented).size);
     expect([...documented].sort()).toEqual(folders);
@@ -361,8 +417,8 @@ describe('architecture: docs/architecture.md says what ALLOWED_IMPORTS says', ()
   });
 });
 
-describe('architecture of src/', () => {
-  const files = readSources();
+describe('architecture of src/ and of the extensions', () => {
+  const files = readModuleSources();
   const graph = moduleGraph(files);
   const modules = [...new Set(files.map((file) => file.module))].filter((module) => module !== ROOT);
 
@@ -370,6 +426,28 @@ describe('architecture of src/', () => {
     expect([...(graph.get(ROOT)?.keys() ?? [])]).toEqual(expect.arrayContaining(['auth', 'tasks', 'health']));
     expect(graph.get('tasks')?.has('classes')).toBe(true);
     expect(graph.get('common')?.has('config')).toBe(true);
+    expect(EXTENSION_MODULES).toContain('announcements');
+    expect(graph.get('announcements')?.has('notifications')).toBe(true);
+  });
+
+  it('reads the module of a path: a folder of src/, an extension, the root or outside', () => {
+    expect(moduleOf('tasks/dto/task.dto.ts')).toBe('tasks');
+    expect(moduleOf('../test/extension/announcements/dto/x.ts')).toBe('announcements');
+    expect(moduleOf('app.module.ts')).toBe(ROOT);
+    expect(moduleOf('../test/utils/test-app.ts')).toBe(OUTSIDE);
+  });
+
+  it('lets an extension use only what the modules of src/ offer it: no repository or entity of theirs', () => {
+    const offences = files
+      .filter((file) => EXTENSION_PATH.test(file.path))
+      .flatMap((file) =>
+        file.imports
+          .map((specifier) => importedPath(file, specifier))
+          .filter((target): target is string => target !== null && !EXTENSION_PATH.test(target))
+          .filter((target) => /\.(repository|entity)$/.test(target))
+          .map((target) => `${file.path} imports ${target}`),
+      );
+    expect(offences).toEqual([]);
   });
 
   it('names every module of src/ in ALLOWED_IMPORTS, and the allowed imports form no cycle', () => {
@@ -436,7 +514,7 @@ describe('architecture of src/', () => {
     expect(importers.map((file) => file.path)).toEqual([]);
   });
 
-  it('gives every table of the migrations one owner in TABLE_OWNERS, a module of src/', () => {
+  it('gives every table of the migrations one owner in TABLE_OWNERS, a module', () => {
     expect(Object.keys(TABLE_OWNERS).sort()).toEqual(migratedTables());
     expect(Object.values(TABLE_OWNERS).filter((module) => !modules.includes(module))).toEqual([]);
   });

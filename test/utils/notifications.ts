@@ -3,7 +3,7 @@ import { SmtpCapture } from '../fakes/smtp-server';
 import { TelegramServer } from '../fakes/telegram-server';
 import { WebhookReceiver } from '../fakes/webhook-receiver';
 import { createTestDatabase, dropTestDatabase, withDatabase } from './database';
-import { beforeAllTests, createTestApp, lateBound, TestApp } from './test-app';
+import { beforeAllTests, createTestApp, lateBound, TestApp, TestAppOptions } from './test-app';
 import { TestUser } from './users';
 
 export { waitFor } from './wait';
@@ -131,15 +131,19 @@ export interface AppWithChannelFakes {
  */
 export function useAppWithChannelFakes(
   env: (fakes: ChannelFakes) => Record<string, string>,
+  options: TestAppOptions = {},
 ): AppWithChannelFakes {
   const current = beforeAllTests(async () => {
     const fakes = await startChannelFakes();
-    const ctx = await createTestApp({
-      ...FAST_NOTIFICATIONS,
-      SMTP_URL: fakes.smtp.url,
-      TELEGRAM_API_URL: fakes.telegram.url,
-      ...env(fakes),
-    });
+    const ctx = await createTestApp(
+      {
+        ...FAST_NOTIFICATIONS,
+        SMTP_URL: fakes.smtp.url,
+        TELEGRAM_API_URL: fakes.telegram.url,
+        ...env(fakes),
+      },
+      options,
+    );
     return {
       ctx,
       fakes,

@@ -5,6 +5,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import TestAgent from 'supertest/lib/agent';
 import { DataSource } from 'typeorm';
+import type { AppExtension } from '../../src/app.module';
 import { createApp } from '../../src/bootstrap';
 import { AppConfig, loadConfig } from '../../src/config/config';
 import { prepareDataDir } from '../../src/config/data-dir';
@@ -29,14 +30,23 @@ const TEST_ENV: Record<string, string> = {
   WEBHOOK_ALLOW_PRIVATE: 'true',
 };
 
-/**
- * Boots the real AppModule against a fresh database cloned from the migrated template.
- * `options.databaseUrl`: use that existing database instead (several instances, or a restart, against one
- * database); the caller created it and drops it, `close()` leaves it.
- */
+export interface TestAppOptions {
+  /**
+   * Use this existing database instead (several instances, or a restart, against one database); the caller
+   * created it and drops it, `close()` leaves it.
+   */
+  databaseUrl?: string;
+  /**
+   * Modules of the test tree mounted beside the core ones (`test/extension/`); their migrations run at the
+   * app's start, under the production migration lock, on the database cloned from the core's template.
+   */
+  extensions?: readonly AppExtension[];
+}
+
+/** Boots the real AppModule against a fresh database cloned from the migrated template. */
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { databaseUrl?: string } = {},
+  options: TestAppOptions = {},
 ): Promise<TestApp> {
   const adminUrl = process.env.TEST_ADMIN_DATABASE_URL!;
   const database = options.databaseUrl
@@ -53,7 +63,7 @@ export async function createTestApp(
       ...(env.DATABASE_POOLER ? { DATABASE_URL: databaseUrl } : databaseEnv(databaseUrl)),
     }),
   );
-  const app = await createApp(config, databaseUrl);
+  const app = await createApp(config, databaseUrl, { extensions: options.extensions });
   await app.init();
   return {
     app,
@@ -118,9 +128,9 @@ export function beforeAllTests<T extends { close(): Promise<void> }>(
 }
 
 /** A test app for the tests of the enclosing describe (or file): booted before them, closed after them. */
-export function useTestApp(env: Record<string, string> = {}): TestApp {
+export function useTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): TestApp {
   return lateBound(
     'The test app',
-    beforeAllTests(() => createTestApp(env)),
+    beforeAllTests(() => createTestApp(env, options)),
   );
 }

@@ -99,8 +99,11 @@ export const LoginThrottle = (): MethodDecorator & ClassDecorator =>
 export const AccountRouteThrottle = (): MethodDecorator & ClassDecorator =>
   applyDecorators(UseGuards(AccountThrottlerGuard), onlyThrottlers(ACCOUNT_ROUTE_PER_IP));
 
-/** A route of logged-in accounts limited per account (each route its own count), whatever the client IP. */
-const PerUserThrottle = (limit: number, ttl: number): MethodDecorator & ClassDecorator =>
+/**
+ * A route of logged-in accounts limited per account (each route its own count), whatever the client IP. The
+ * limits of `src/` are named decorators below; a module mounted as an extension builds its own with this.
+ */
+export const PerUserThrottle = (limit: number, ttl: number): MethodDecorator & ClassDecorator =>
   applyDecorators(
     UseGuards(AccountThrottlerGuard),
     onlyThrottlers(PER_USER),
