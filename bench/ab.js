@@ -15,7 +15,7 @@
  */
 'use strict';
 const { join, resolve } = require('node:path');
-const { runMain } = require('./lib/cleanup');
+const { cleanUp, onCleanup, runMain } = require('./lib/cleanup');
 const { createDatabase, withClient } = require('./lib/db');
 const { load, median } = require('./lib/load');
 const { table } = require('./lib/report');
@@ -37,8 +37,11 @@ const log = (message) => console.error(`[ab] ${message}`);
 
 /** A seeded database and a server started from the checkout at `root` (its own bench/lib/server.js). */
 async function startCheckout(root, label) {
-  // The other checkout's copy of server.js starts `node dist/main.js` of that checkout.
+  // The other checkout's copy of server.js starts `node dist/main.js` of that checkout; what it starts is
+  // registered with that copy's cleanup.js, which this process's clean-up runs too.
   const { startServer } = require(join(root, 'bench', 'lib', 'server.js'));
+  const cleanup = require(join(root, 'bench', 'lib', 'cleanup.js'));
+  if (cleanup.cleanUp !== cleanUp) onCleanup(() => cleanup.cleanUp());
   const db = await createDatabase();
   // The server migrates its database at start; the seed fills the migrated tables.
   // This process signs the requests' tokens: both servers take its secret.
