@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { dataSourceUrl, sessionUrl } from './typeorm-options';
+import { endWithin } from './session-client';
 
 /**
  * Notified by a trigger on `users` (migration AuthUserChangeNotify) with the id of a user whose row a login
@@ -170,15 +171,6 @@ export class PgListener implements OnModuleDestroy {
       for (const subscriber of subscribers) subscriber.listening(listening);
     }
   }
-}
-
-/** Ends `client` politely, or closes its socket when the other side does not answer within `graceMs`. */
-async function endWithin(client: Client, graceMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-  await Promise.race([client.end().catch(() => undefined), late]);
-  clearTimeout(timer);
-  client.connection.stream.destroy();
 }
 
 /** Imported by each module that listens; Nest builds one PgListener per application. */

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { PoolConfig } from 'pg';
+import type { ClientConfig, PoolConfig } from 'pg';
 import { DataSource, DataSourceOptions, MigrationInterface } from 'typeorm';
 import { AppConfig } from '../config/config';
 import { FailFastClient, TransactionPoolerClient } from './fail-fast-client';
@@ -37,6 +37,17 @@ interface PoolUse {
  */
 export function poolSettings(config: Pick<AppConfig, 'database'>, use: PoolUse): PoolConfig {
   const db = config.database;
+  return {
+    ...connectionSettings(config, use),
+    max: db.poolSize,
+    Client: use.pooled ? TransactionPoolerClient : FailFastClient,
+    idleTimeoutMillis: db.idleTimeoutMs,
+  };
+}
+
+/** The settings of one connection of `poolSettings`, for a client outside the pools. */
+export function connectionSettings(config: Pick<AppConfig, 'database'>, use: PoolUse): ClientConfig {
+  const db = config.database;
   const serverLimits = use.pooled
     ? {}
     : {
@@ -44,11 +55,8 @@ export function poolSettings(config: Pick<AppConfig, 'database'>, use: PoolUse):
         ...(use.statementLimits ? { statement_timeout: db.queryTimeoutMs } : {}),
       };
   return {
-    max: db.poolSize,
     application_name: 'classroom-task-service',
-    Client: use.pooled ? TransactionPoolerClient : FailFastClient,
     connectionTimeoutMillis: db.connectTimeoutMs,
-    idleTimeoutMillis: db.idleTimeoutMs,
     keepAlive: true,
     keepAliveInitialDelayMillis: db.keepAliveMs,
     ...(use.statementLimits ? { query_timeout: db.queryTimeoutMs + ANSWER_GRACE_MS } : {}),

@@ -6,7 +6,8 @@ import { DataSource } from 'typeorm';
 import { RunningJobs } from '../common/jobs/running-jobs';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import { dataSourceUrl, sessionUrl } from '../database/typeorm-options';
+import { endWithin, sessionClient } from '../database/session-client';
+import { ANSWER_GRACE_MS, dataSourceUrl, sessionUrl } from '../database/typeorm-options';
 import { FileStorage } from './file-storage';
 import { FilesRepository } from './files.repository';
 
@@ -52,7 +53,7 @@ export class FileSweeper implements OnApplicationBootstrap {
 
   constructor(
     @InjectDataSource() dataSource: DataSource,
-    @InjectConfig() config: AppConfig,
+    @InjectConfig() private readonly config: AppConfig,
     private readonly storage: FileStorage,
     private readonly files: FilesRepository,
     private readonly jobs: RunningJobs,
@@ -82,10 +83,7 @@ export class FileSweeper implements OnApplicationBootstrap {
       ...options,
     };
     // Its own connection, as the migrations' lock: the lock is the session's, and the pool may hold one.
-    const client = new Client({
-      connectionString: this.databaseUrl,
-      application_name: 'classroom-task-service-file-sweep',
-    });
+    const client = sessionClient(this.config, this.databaseUrl, 'classroom-task-service-file-sweep');
     await client.connect();
     try {
       const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
@@ -113,8 +111,8 @@ export class FileSweeper implements OnApplicationBootstrap {
       this.logger.log(result, 'Swept the file storage');
       return result;
     } finally {
-      // Ending the session releases the lock.
-      await client.end();
+      // Ending the session releases the lock; a connection gone silent is closed rather than waited for.
+      await endWithin(client, ANSWER_GRACE_MS);
     }
   }
 }

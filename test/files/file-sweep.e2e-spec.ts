@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { FileStorage } from '../../src/files/file-storage';
 import { FileSweeper, SWEEP_LOCK_KEY } from '../../src/files/file-sweeper';
+import { startTcpRelay, TcpRelay } from '../fakes/tcp-relay';
+import { createTestDatabase, dropTestDatabase, withDatabase } from '../utils/database';
 import { createClassWithRoles, createTask, uploadTaskAttachment } from '../utils/tasks';
 import { createTestApp, TestApp } from '../utils/test-app';
 import { backdate, startUpload, waitUntil } from '../utils/uploads';
@@ -150,5 +152,46 @@ describe('sweep of the file storage', () => {
       .buffer(true)
       .responseType('blob');
     expect(Buffer.compare(file.body as Buffer, content)).toBe(0);
+  });
+});
+
+describe('a sweep while the database is silent', () => {
+  const adminUrl = () => process.env.TEST_ADMIN_DATABASE_URL!;
+  let relay: TcpRelay;
+  let database: string;
+  let ctx: TestApp;
+
+  beforeAll(async () => {
+    database = await createTestDatabase(adminUrl(), process.env.TEST_TEMPLATE_DATABASE!);
+    const server = new URL(adminUrl());
+    relay = await startTcpRelay({ host: server.hostname, port: Number(server.port || 5432) });
+    // Only the sessions (the sweep's lock, LISTEN) go through the relay; requests use the pool directly.
+    const sessions = new URL(withDatabase(adminUrl(), database));
+    sessions.hostname = '127.0.0.1';
+    sessions.port = String(relay.port);
+    ctx = await createTestApp(
+      {
+        DATABASE_POOLER: 'none',
+        DATABASE_DIRECT_URL: sessions.toString(),
+        DATABASE_CONNECT_TIMEOUT_MS: '1000',
+        DATABASE_QUERY_TIMEOUT_MS: '1000',
+      },
+      { databaseUrl: withDatabase(adminUrl(), database) },
+    );
+  });
+  afterAll(async () => {
+    await ctx?.close();
+    await relay?.close();
+    await dropTestDatabase(adminUrl(), database);
+  });
+
+  it('fails within the connect timeout instead of holding its job (and the shutdown) for ever, then sweeps again', async () => {
+    const sweeper = ctx.app.get(FileSweeper);
+    relay.blackhole();
+    const started = Date.now();
+    await expect(sweeper.sweep()).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(ctx.config.database.connectTimeoutMs + 1_000);
+    relay.resume();
+    await expect(sweeper.sweep()).resolves.toMatchObject({ incomplete: 0 });
   });
 });

@@ -1,0 +1,30 @@
+import { Client } from 'pg';
+import { AppConfig } from '../config/config';
+import { FailFastClient } from './fail-fast-client';
+import { connectionSettings } from './typeorm-options';
+
+/**
+ * A connection of its own, for a session lock held across several statements: the deadlines of the pool's
+ * connections (connect, statement, answer, keepalive), so a database that stops answering fails the lock's
+ * holder within seconds instead of leaving it, and the shutdown that waits for it, hanging.
+ */
+export function sessionClient(
+  config: Pick<AppConfig, 'database'>,
+  databaseUrl: string,
+  applicationName: string,
+): Client {
+  return new FailFastClient({
+    ...connectionSettings(config, { statementLimits: true, pooled: false }),
+    connectionString: databaseUrl,
+    application_name: applicationName,
+  });
+}
+
+/** Ends `client` politely, or closes its socket when the other side does not answer within `graceMs`. */
+export async function endWithin(client: Client, graceMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+  await Promise.race([client.end().catch(() => undefined), late]);
+  clearTimeout(timer);
+  client.connection.stream.destroy();
+}
