@@ -11,7 +11,8 @@
  *   node bench/reminders.js
  *
  * Environment: DATABASE_URL (admin connection to a PostgreSQL server; a fresh database is created and
- * dropped), MEMBERS (default 10000), RUNS (tasks coming due, default 5), EXPLAINS (default 5).
+ * dropped), MEMBERS (default 10000), RUNS (tasks coming due, default 5), EXPLAINS (default 5), PLANS=1 (print
+ * the plans too).
  */
 'use strict';
 const { execFileSync } = require('node:child_process');
@@ -27,6 +28,8 @@ const { ROOT, buildIfNeeded, sleep, startServer } = require('./lib/server');
 const MEMBERS = Number(process.env.MEMBERS || 10000);
 const RUNS = Number(process.env.RUNS || 5);
 const EXPLAINS = Number(process.env.EXPLAINS || 5);
+/** PLANS=1: also print each statement's plan (EXPLAIN ANALYZE, BUFFERS; one more execution, rolled back). */
+const PLANS = process.env.PLANS === '1';
 const HOUR_MS = 3_600_000;
 /** The reminder moment comes this long before the scheduled job's next tick (a whole second). */
 const BEFORE_TICK_MS = 50;
@@ -144,7 +147,19 @@ async function explain(db, { text, values }) {
     executions.push(plan['Execution Time']);
     plannings.push(plan['Planning Time']);
   }
-  return { result, plainMs, executionMs: median(executions), planningMs: median(plannings), executions };
+  const plan = PLANS
+    ? (await rolledBack(() => db.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, values))).rows
+        .map((row) => row['QUERY PLAN'])
+        .join('\n')
+    : null;
+  return {
+    result,
+    plainMs,
+    executionMs: median(executions),
+    planningMs: median(plannings),
+    executions,
+    plan,
+  };
 }
 
 runMain(async () => {
@@ -202,6 +217,7 @@ runMain(async () => {
         .map((ms) => ms.toFixed(0))
         .join(', ')} ms`,
     );
+    if (plan.plan) console.log(plan.plan);
   }
 
   const made = runs.map((run) => run.madeMs);
