@@ -6,19 +6,23 @@ import tseslint from 'typescript-eslint';
  * that before the tests. Why each rule below is changed: docs/decisions.md, "Lint: type-aware, …".
  */
 
+/** Packages whose files are internal: only their entry points are public. */
+const INTERNAL_FILES = ['typeorm/*', '@nestjs/*/*', 'pg/*', 'pg-pool/*', 'express/lib/*'];
+
 /**
- * The service relies on the public API of its dependencies only: a private field, a patched prototype or a
- * deep import may change in any release without notice (docs/decisions.md, "Public APIs only").
+ * The service, its tests and its bench rely on the public API of their dependencies only: a private field, a
+ * patched prototype or a deep import may change in any release without notice (docs/decisions.md, "Public
+ * APIs only").
  */
 const PUBLIC_APIS_ONLY = {
-  files: ['src/**/*.ts'],
+  files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.js'],
   rules: {
     'no-restricted-imports': [
       'error',
       {
         patterns: [
           {
-            group: ['typeorm/*', '@nestjs/*/*', 'pg/*', 'pg-pool/*', 'express/lib/*'],
+            group: INTERNAL_FILES,
             message: "A package's internal file: import from the package's entry point.",
           },
         ],
@@ -26,6 +30,12 @@ const PUBLIC_APIS_ONLY = {
     ],
     'no-restricted-syntax': [
       'error',
+      {
+        // The bench's CommonJS: `require` of a file of INTERNAL_FILES (esquery's regex cannot hold a `/`).
+        selector:
+          'CallExpression[callee.name="require"] > Literal[value=/^(typeorm|pg|pg-pool|@nestjs\\u002f[^\\u002f]+|express\\u002flib)\\u002f/]',
+        message: "A package's internal file: require the package's entry point.",
+      },
       {
         selector: 'MemberExpression[property.name=/^_/]',
         message: 'An underscored member is private to its library (or to Node): use a public API.',

@@ -1,12 +1,13 @@
 'use strict';
 /*
  * Loaded into the server under test with `node --require bench/lib/probe-preload.js dist/main.js`; does
- * nothing unless BENCH_PROBE_PORT is set. It adds no code to src/: it wraps, from outside,
- *  - pg.Client.prototype.query: counts the SQL statements sent while serving HTTP requests (BEGIN and
- *    COMMIT included). Each request runs in an AsyncLocalStorage context, so the queries of background jobs
- *    (notification poll, scheduler) are not counted. The context is only entered while counting, and
- *    disabled afterwards, so throughput runs do not pay for it;
- *  - an event-loop delay histogram (perf_hooks.monitorEventLoopDelay, 10 ms resolution).
+ * nothing unless BENCH_PROBE_PORT is set. It adds no code to src/ and patches nothing; through public APIs it
+ *  - counts the SQL statements sent while serving HTTP requests (BEGIN and COMMIT included): each request
+ *    enters an AsyncLocalStorage context (Node's `http.server.request.start` diagnostics channel), and the
+ *    service's connections publish every statement in the context it is sent from (its STATEMENTS_CHANNEL,
+ *    dist/database/fail-fast-client.js), so the queries of background jobs (notification poll, scheduler)
+ *    are not counted. Both channels are only listened to while counting, so throughput runs do not pay for it;
+ *  - measures an event-loop delay histogram (perf_hooks.monitorEventLoopDelay, 10 ms resolution).
  * and answers on 127.0.0.1:BENCH_PROBE_PORT:
  *   POST /count/start  starts a recording      POST /count/stop  ends it: {requests, statements, texts}
  *   POST /eld/reset    clears the histogram     GET /eld          {p50, p99, max, mean} in ms
@@ -17,32 +18,29 @@ if (port) install(port);
 
 function install(probePort) {
   const { AsyncLocalStorage } = require('node:async_hooks');
+  const { subscribe, unsubscribe } = require('node:diagnostics_channel');
   const http = require('node:http');
+  const { join } = require('node:path');
   const { monitorEventLoopDelay } = require('node:perf_hooks');
-  // The service's own pg: resolved from the working directory (the repository), like dist/main.js does.
-  const pg = require(require.resolve('pg', { paths: [process.cwd()] }));
+  // The service's own module, from the working directory (the repository), like dist/main.js.
+  const { STATEMENTS_CHANNEL } = require(join(process.cwd(), 'dist', 'database', 'fail-fast-client.js'));
+  const REQUEST_CHANNEL = 'http.server.request.start';
 
   const scope = new AsyncLocalStorage();
   let recording = null;
   let probeServer = null;
 
-  const emit = http.Server.prototype.emit;
-  http.Server.prototype.emit = function (event, ...args) {
-    if (event !== 'request' || recording === null || this === probeServer)
-      return emit.call(this, event, ...args);
+  const onRequest = ({ server }) => {
+    if (recording === null || server === probeServer) return;
     recording.requests += 1;
-    return scope.run(recording, () => emit.call(this, event, ...args));
+    // The rest of this request's handling runs in the recording's context.
+    scope.enterWith(recording);
   };
-
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (config, ...rest) {
+  const onStatement = ({ text }) => {
     const current = scope.getStore();
-    if (current && current === recording) {
-      current.statements += 1;
-      const text = typeof config === 'string' ? config : String(config && config.text);
-      current.texts.set(text, (current.texts.get(text) ?? 0) + 1);
-    }
-    return query.call(this, config, ...rest);
+    if (!current || current !== recording) return;
+    current.statements += 1;
+    current.texts.set(text, (current.texts.get(text) ?? 0) + 1);
   };
 
   const delay = monitorEventLoopDelay({ resolution: 10 });
@@ -66,11 +64,19 @@ function install(probePort) {
     },
     'POST /profile/stop': async () => (await post('Profiler.stop')).profile,
     'POST /count/start': () => {
+      if (recording === null) {
+        subscribe(REQUEST_CHANNEL, onRequest);
+        subscribe(STATEMENTS_CHANNEL, onStatement);
+      }
       recording = { requests: 0, statements: 0, texts: new Map() };
       return { ok: true };
     },
     'POST /count/stop': () => {
       const done = recording ?? { requests: 0, statements: 0, texts: new Map() };
+      if (recording !== null) {
+        unsubscribe(REQUEST_CHANNEL, onRequest);
+        unsubscribe(STATEMENTS_CHANNEL, onStatement);
+      }
       recording = null;
       scope.disable();
       return { requests: done.requests, statements: done.statements, texts: [...done.texts] };

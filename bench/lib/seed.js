@@ -328,6 +328,24 @@ async function seedFanout(db, members) {
 }
 
 /**
+ * A class of `members` MEMBERs and its owner with `tasks` published tasks (no start time) due in 30 days,
+ * announced and reminded of: a reminder run moves one task's due time so that its reminder moment comes.
+ */
+async function seedReminders(db, members, tasks) {
+  const passwordHash = hashSync(BENCH_PASSWORD, BCRYPT_COST);
+  return inTransaction(db, async () => {
+    const { owner, classId } = await createOwnedClass(db, 'Reminder class', 'm', members, passwordHash);
+    const taskIds = await createTasks(db, classId, owner.id, tasks);
+    await db.query(
+      `UPDATE tasks SET start_at = NULL, due_at = now() + interval '30 days' WHERE id = ANY($1::uuid[])`,
+      [taskIds],
+    );
+    await markNotified(db);
+    return { owner, classId, taskIds };
+  });
+}
+
+/**
  * The live inbox and calendar feed data set: a class of `streamUsers` MEMBERs with one published task (each
  * member opens up to 5 live inbox streams while another reads the task), and a member of `feedClasses`
  * classes of `tasksPerClass` tasks each, about half of them submitted (the calendar feed).
@@ -356,4 +374,13 @@ async function seedLive(db, { streamUsers, feedClasses, tasksPerClass }) {
   });
 }
 
-module.exports = { BENCH_PASSWORD, PAGE_SIZE, seedMain, seedRoster, seedFanout, seedLive };
+module.exports = {
+  BENCH_PASSWORD,
+  PAGE_SIZE,
+  REMINDER_HOURS,
+  seedMain,
+  seedRoster,
+  seedFanout,
+  seedReminders,
+  seedLive,
+};

@@ -103,7 +103,7 @@ export class CommentsRepository {
       `SELECT ${COMMENT_COLUMNS}
          FROM task_comments k JOIN users u ON u.id = k.author_id ${REPLY_JOIN}
         WHERE k.task_id = $1
-              ${after ? `AND ${keysetAfterSql('k.created_at', 'k.id', 'asc', 3, 4)}` : ''}
+              ${after ? `AND ${keysetAfterSql('k.created_at', 'k.id', 'asc', { micros: 3, id: 4 })}` : ''}
         ORDER BY k.created_at, k.id
         LIMIT $2`,
       after ? [taskId, limit, after.micros, after.id] : [taskId, limit],

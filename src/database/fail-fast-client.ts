@@ -1,7 +1,21 @@
+import { channel } from 'node:diagnostics_channel';
 import { Client } from 'pg';
 
 /** pg's error for a query whose answer did not come within `query_timeout`. */
 const READ_TIMEOUT = 'Query read timeout';
+
+/**
+ * The diagnostics channel (Node's `node:diagnostics_channel`) on which every statement of the app's
+ * connections (TypeORM's pool and the export pool) is published as `{ text }` when it is sent, synchronously
+ * in the sender's async context: for observers outside the service, such as the statement counts of the tests
+ * and the bench, or an APM. Nothing is published while no one subscribes.
+ */
+export const STATEMENTS_CHANNEL = 'classroom-task-service:sql-statement';
+const statements = channel(STATEMENTS_CHANNEL);
+
+/** A statement as `query` takes it: its text, a config object with `text`, or a submittable (a cursor). */
+const statementText = (config: unknown): string =>
+  typeof config === 'string' ? config : String((config as { text?: unknown } | null)?.text);
 
 type Callback = (error: Error | null, result?: unknown) => void;
 
@@ -16,6 +30,7 @@ export class FailFastClient extends Client {
   // One implementation for all of pg's `query` overloads: like pg, it tells them apart by the arguments.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override query(...args: any[]): any {
+    if (statements.hasSubscribers) statements.publish({ text: statementText(args[0]) });
     const last = args.length - 1;
     const callback: unknown = args[last];
     if (typeof callback === 'function') {

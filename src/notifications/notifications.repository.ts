@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { memberDueAtSql, memberSeesTaskSql } from '../access/task-rules.sql';
+import { keysetAfterSql } from '../common/pagination/keyset';
 import { isoSql } from '../common/utils/time';
 import { affected, one, Prepared, rows } from '../database/sql';
 import { NotificationChannelName } from './entities/notification-pref.entity';
@@ -22,11 +23,17 @@ export interface InboxPageRow extends InboxRow {
   sort_at: Date | null;
 }
 
+/** Newest first, after the cursor's notification, whose place `anchor` reads. */
+const AFTER_ANCHOR = keysetAfterSql('n.created_at', 'n.id', 'desc', {
+  row: '(SELECT created_at, id FROM anchor)',
+});
+
 /**
  * One page of the inbox (`rows` rows), the unread count and, after a cursor (`$2`), whether the cursor names
- * a SENT notification of the caller: one prepared statement per variant and page size. Separate texts keep
- * the keyset range an index condition, and a literal LIMIT lets PostgreSQL keep one generic plan (with
- * `LIMIT $n` it planned the first page anew on every call).
+ * a SENT notification of the caller: one prepared statement per variant and page size. The cursor is the id of
+ * the previous page's last notification (a `row-id` cursor of the keyset helper): `anchor` reads its place.
+ * Separate texts keep the keyset range an index condition, and a literal LIMIT lets PostgreSQL keep one
+ * generic plan (with `LIMIT $n` it planned the first page anew on every call).
  */
 function inboxPage(after: boolean, unreadOnly: boolean, rows: number): Prepared {
   return new Prepared(
@@ -45,7 +52,7 @@ function inboxPage(after: boolean, unreadOnly: boolean, rows: number): Prepared 
          SELECT ${INBOX_COLUMNS}, n.created_at AS sort_at FROM notifications n
           WHERE n.user_id = $1 AND n.status = 'SENT'
                 ${unreadOnly ? 'AND n.read_at IS NULL' : ''}
-                ${after ? 'AND (n.created_at, n.id) < (SELECT created_at, id FROM anchor)' : ''}
+                ${after ? `AND ${AFTER_ANCHOR}` : ''}
           ORDER BY n.created_at DESC, n.id DESC
           LIMIT ${rows}
        ) p ON true

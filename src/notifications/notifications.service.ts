@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error';
+import { keysetPage } from '../common/pagination/keyset';
 import { ListNotificationsQuery } from './dto/list-notifications.query';
 import {
   NotificationIdDto,
@@ -17,7 +18,7 @@ export class NotificationsService {
 
   /**
    * Newest first by (createdAt, id), keyset-paginated: the cursor is the id of the previous page's last item,
-   * and its position is read in SQL (microsecond timestamps would not survive a trip through JavaScript).
+   * as the API defines it (the keyset helper's `row-id` cursor), and its place is read in SQL.
    */
   async list(userId: string, query: ListNotificationsQuery): Promise<NotificationPageDto> {
     const { limit, cursor, unreadOnly } = query;
@@ -28,9 +29,8 @@ export class NotificationsService {
     }
     // An empty page is one row without a notification, carrying the unread count.
     const found = rows.filter((row) => row.id !== null);
-    const items = found.slice(0, limit).map(toNotificationDto);
-    const nextCursor = found.length > limit ? items[items.length - 1].id : null;
-    return { items, nextCursor, unreadCount: rows[0].unread_count };
+    const { page, nextCursor } = keysetPage(found, limit, 'row-id');
+    return { items: page.map(toNotificationDto), nextCursor, unreadCount: rows[0].unread_count };
   }
 
   async unreadCount(userId: string): Promise<UnreadCountDto> {

@@ -105,7 +105,7 @@ describe('reminders at the members’ own deadlines', () => {
     );
 
     const producers = [first, second].map((app) => app.app.get(NotificationProducer));
-    const statements = await statementsDuring(first, () =>
+    const statements = await statementsDuring(() =>
       Promise.all(producers.map((producer) => producer.remindDue())),
     );
 

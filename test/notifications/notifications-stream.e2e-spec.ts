@@ -1,6 +1,4 @@
 import { connect } from 'node:net';
-import type { Pool } from 'pg';
-import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { runCommand } from '../../src/cli/commands';
 import { createClass, createClassWithMembers } from '../utils/classes';
 import { listeningUrl, openStream, StreamClient } from '../utils/event-streams';
@@ -17,6 +15,7 @@ import { createDraft, createTask } from '../utils/tasks';
 import { createTestApp, TestApp, useTestApp } from '../utils/test-app';
 import { createUser, TEST_PASSWORD, TestUser } from '../utils/users';
 import { sleep } from '../utils/wait';
+import { poolIsFree } from '../utils/pool';
 
 const HEARTBEAT_MS = 200;
 const STREAM_ENV = {
@@ -358,8 +357,7 @@ describe('live inbox: one instance', () => {
   it('an open stream holds no pool connection', async () => {
     const user = await createUser(ctx);
     await Promise.all(Array.from({ length: 5 }, () => open(baseUrl, bearer(user))));
-    const pool = (ctx.db.driver as PostgresDriver).master as Pool;
-    await waitFor('the pool to be idle', async () => pool.totalCount === pool.idleCount);
+    await waitFor('the pool to be idle', () => poolIsFree(ctx));
   });
 
   describe('revocation ends the stream', () => {

@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { RequestMethod, Type } from '@nestjs/common';
+// Nest has no public getter of a route's path, method and guards; its own packages read these keys here.
+// eslint-disable-next-line no-restricted-imports
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { ClassRoleGuard } from '../../src/access/class-role.guard';

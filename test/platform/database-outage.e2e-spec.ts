@@ -2,9 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { get as httpGet } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
-import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { AUTH_USER_LISTENER_NAME, AuthUserCache } from '../../src/auth/auth-user.cache';
 import { buildDataSourceOptions } from '../../src/database/typeorm-options';
 import { startWebhookReceiver, WebhookReceiver } from '../fakes/webhook-receiver';
@@ -186,8 +184,9 @@ describe('the pool settings', () => {
                 current_setting('idle_in_transaction_session_timeout') AS idle_in_transaction`,
       );
       expect(session).toEqual({ statement: '4321ms', idle_in_transaction: '5432ms' });
-      const pool = (ctx.db.driver as PostgresDriver).master as Pool;
-      expect(pool.options).toMatchObject({
+      // What TypeORM hands to pg's pool (`extra`), read through the public options of the data source.
+      const { options } = ctx.db;
+      expect(options.type === 'postgres' && options.extra).toMatchObject({
         connectionTimeoutMillis: 2345,
         query_timeout: 5321,
         idleTimeoutMillis: 6543,

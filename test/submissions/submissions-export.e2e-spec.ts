@@ -1,9 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import { ClientRequest, get as httpGet, IncomingMessage } from 'node:http';
 import { AddressInfo } from 'node:net';
-import type { Pool } from 'pg';
 import request from 'supertest';
-import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { ClassRole } from '../../src/classes/entities/class-member.entity';
 import { apiError as error } from '../utils/expect';
 import { addMember, createClass } from '../utils/classes';
@@ -12,6 +10,7 @@ import { putSubmission, seedMembers, seedSubmissions, seedTask } from '../utils/
 import { createTestApp, TestApp } from '../utils/test-app';
 import { createUser, TestUser } from '../utils/users';
 import { sleep } from '../utils/wait';
+import { poolIsFree } from '../utils/pool';
 
 const HEADER =
   'Nickname,School,Student number,Class,Task title,First submission time,Last update time,Score'.split(',');
@@ -257,11 +256,6 @@ describe('submissions export', () => {
   });
 
   describe('streaming', () => {
-    /** Connections of the API's pool in use (exports have a pool of their own). */
-    const busyApiClients = (): number => {
-      const pool = (ctx.db.driver as PostgresDriver).master as Pool;
-      return pool.totalCount - pool.idleCount;
-    };
     /** Backends of this database busy with an export query (an open cursor counts as busy). */
     const exportBackends = async (): Promise<number> =>
       (
@@ -313,7 +307,8 @@ describe('submissions export', () => {
       await sleep(200);
       expect(ended).toBe(false);
       expect(await exportBackends()).toBe(1);
-      expect(busyApiClients()).toBe(0);
+      // The export's connection is of the export pool: the API's pool has all of its own to give.
+      expect(await poolIsFree(ctx)).toBe(true);
       response.destroy();
 
       await until(async () => (await exportBackends()) === 0, 2000);
@@ -340,7 +335,7 @@ describe('submissions export', () => {
       expect(Date.now() - started).toBeLessThan(STALL_TIMEOUT_MS);
 
       for (const req of requests) req.destroy();
-      await until(async () => (await exportBackends()) === 0 && busyApiClients() === 0, 5000);
+      await until(async () => (await exportBackends()) === 0 && (await poolIsFree(ctx)), 5000);
       expect(await exportBackends()).toBe(0);
     });
 

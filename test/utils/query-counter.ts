@@ -1,14 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage } from 'node:http';
-import { Client } from 'pg';
-import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import { STATEMENTS_CHANNEL } from '../../src/database/fail-fast-client';
 import { TestApp } from './test-app';
 
 interface Recording {
   statements: string[];
 }
-
-type QueryFn = (this: Client, ...args: unknown[]) => unknown;
 
 export interface QueryCounter {
   /**
@@ -16,45 +14,32 @@ export interface QueryCounter {
    * the requests started during it, BEGIN/COMMIT included. Queries of background jobs are not counted.
    */
   record(work: () => Promise<unknown>): Promise<string[]>;
-  /** Restores the pg client and the HTTP server; call in afterAll. */
+  /** Stops listening to the statements and the HTTP server; call in afterAll. */
   detach(): void;
 }
 
-/** The pool's own client class: the app's (FailFastClient) overrides `query`, so pg's prototype is not enough. */
-function clientPrototype(ctx: TestApp): { query: QueryFn } {
-  const driver = ctx.db.driver as PostgresDriver;
-  const clientClass = ((driver.master as { Client?: typeof Client }).Client ??
-    driver.postgres.Client) as typeof Client;
-  return clientClass.prototype;
-}
-
-const statementText = ([config]: unknown[]): string =>
-  typeof config === 'string' ? config : String((config as { text?: string }).text);
+const statementText = (message: unknown): string => (message as { text: string }).text;
 
 /**
- * The SQL statements every client of the process sends while `work` runs, background jobs included: for
- * measuring a job called directly while the apps' own schedules are idle.
+ * The SQL statements every app connection of the process sends while `work` runs, background jobs included:
+ * for measuring a job called directly while the apps' own schedules are idle.
  */
-export async function statementsDuring(ctx: TestApp, work: () => Promise<unknown>): Promise<string[]> {
-  const prototype = clientPrototype(ctx);
-  const original = prototype.query;
+export async function statementsDuring(work: () => Promise<unknown>): Promise<string[]> {
   const statements: string[] = [];
-  prototype.query = function (this: Client, ...args: unknown[]): unknown {
-    statements.push(statementText(args));
-    return original.apply(this, args);
-  };
+  const onStatement = (message: unknown): void => void statements.push(statementText(message));
+  subscribe(STATEMENTS_CHANNEL, onStatement);
   try {
     await work();
   } finally {
-    prototype.query = original;
+    unsubscribe(STATEMENTS_CHANNEL, onStatement);
   }
   return statements;
 }
 
 /**
- * Counts statements per HTTP request: every request enters an async context, and the pg client's `query`
- * records into the context it is called from. Scheduler or delivery queries running at the same time have
- * no such context, so counts stay exact even while background jobs run.
+ * Counts statements per HTTP request: every request enters an async context, and the app's connections
+ * publish each statement (STATEMENTS_CHANNEL) in the context it is sent from. Scheduler or delivery queries
+ * running at the same time have no such context, so counts stay exact even while background jobs run.
  */
 export function attachQueryCounter(ctx: TestApp): QueryCounter {
   const scope = new AsyncLocalStorage<Recording | null>();
@@ -65,13 +50,10 @@ export function attachQueryCounter(ctx: TestApp): QueryCounter {
   const onRequest = (_request: IncomingMessage): void => scope.enterWith(active);
   server.prependListener('request', onRequest);
 
-  const prototype = clientPrototype(ctx);
-  const original = prototype.query;
-  prototype.query = function (this: Client, ...args: unknown[]): unknown {
-    const recording = scope.getStore();
-    if (recording) recording.statements.push(statementText(args));
-    return original.apply(this, args);
+  const onStatement = (message: unknown): void => {
+    scope.getStore()?.statements.push(statementText(message));
   };
+  subscribe(STATEMENTS_CHANNEL, onStatement);
 
   return {
     async record(work) {
@@ -85,7 +67,7 @@ export function attachQueryCounter(ctx: TestApp): QueryCounter {
       return recording.statements;
     },
     detach() {
-      prototype.query = original;
+      unsubscribe(STATEMENTS_CHANNEL, onStatement);
       server.removeListener('request', onRequest);
     },
   };

@@ -2,16 +2,27 @@ import { AppError } from '../errors/app-error';
 import { isUuid } from '../utils/uuid';
 
 /**
- * Keyset pagination over (timestamp, id), the one cursor format of the lists: the cursor names a place in the
- * list, not a row, so deleting the last row of a page breaks nothing. A place is the timestamp in microseconds
- * since the epoch (exact: JavaScript dates hold milliseconds, PostgreSQL microseconds) and the id; the cursor
- * is `<microseconds>.<id>` in base64url.
+ * Keyset pagination over (timestamp, id), for every list. The usual cursor names a place in the list, not a
+ * row, so deleting the last row of a page breaks nothing. A place is the timestamp in microseconds since the
+ * epoch (exact: JavaScript dates hold milliseconds, PostgreSQL microseconds) and the id; the cursor is
+ * `<microseconds>.<id>` in base64url. A list whose API names its cursor the id of the previous page's last
+ * row (the inbox) keeps that: its place is then read from the row, in the same statement.
  */
 export interface KeysetPlace {
   /** Microseconds since the epoch, as decimal text. */
   micros: string;
   id: string;
 }
+
+/** What a list answers as `nextCursor`: the place (`place`), or the last row's id (`row-id`). */
+type KeysetCursor = 'place' | 'row-id';
+
+/**
+ * Where the page starts: after the place a cursor holds, its `micros` and `id` in the parameters of those
+ * numbers; or after the row a `row-id` cursor names, `row` being SQL that answers that row's (timestamp, id)
+ * and nothing when the cursor names no row the caller may page from.
+ */
+export type KeysetStart = { micros: number; id: number } | { row: string };
 
 /** Microseconds since the epoch: 18 digits stay within bigint and PostgreSQL's timestamp range. */
 const MICROS = /^\d{1,18}$/;
@@ -21,18 +32,21 @@ export const keysetPositionSql = (column: string): string =>
   `(extract(epoch FROM ${column}) * 1000000)::bigint::text`;
 
 /**
- * SQL keeping the rows after the place in `$micros`, `$id` (parameter numbers): newer ones for a list oldest
- * first (`asc`), older ones for newest first (`desc`). `column` and `idColumn` must be the list's order.
+ * SQL keeping the rows after `start`: newer ones for a list oldest first (`asc`), older ones for newest first
+ * (`desc`). `column` and `idColumn` must be the list's order.
  */
 export function keysetAfterSql(
   column: string,
   idColumn: string,
   order: 'asc' | 'desc',
-  micros: number,
-  id: number,
+  start: KeysetStart,
 ): string {
   const operator = order === 'asc' ? '>' : '<';
-  return `(${column}, ${idColumn}) ${operator} ('epoch'::timestamptz + $${micros}::bigint * interval '1 microsecond', $${id}::uuid)`;
+  const place =
+    'row' in start
+      ? start.row
+      : `('epoch'::timestamptz + $${start.micros}::bigint * interval '1 microsecond', $${start.id}::uuid)`;
+  return `(${column}, ${idColumn}) ${operator} ${place}`;
 }
 
 export function encodeKeysetCursor(place: KeysetPlace): string {
@@ -61,18 +75,33 @@ export interface PlacedRow {
   position: string;
 }
 
+export interface KeysetPage<Row> {
+  page: Row[];
+  nextCursor: string | null;
+}
+
 /**
  * One page from `limit` + 1 rows read after the cursor's place: the page, and the cursor of the next one (null
  * on the last page); the extra row only tells that there is a next page.
  */
-export function keysetPage<Row extends PlacedRow>(
+export function keysetPage<Row extends PlacedRow>(found: Row[], limit: number): KeysetPage<Row>;
+/** The same for a list whose cursor is the id of the previous page's last row: its rows need no place. */
+export function keysetPage<Row extends { id: string }>(
   found: Row[],
   limit: number,
-): { page: Row[]; nextCursor: string | null } {
+  cursor: 'row-id',
+): KeysetPage<Row>;
+export function keysetPage<Row extends { id: string; position?: string }>(
+  found: Row[],
+  limit: number,
+  cursor: KeysetCursor = 'place',
+): KeysetPage<Row> {
   const page = found.slice(0, limit);
   const last = page[page.length - 1];
+  if (found.length <= limit) return { page, nextCursor: null };
   return {
     page,
-    nextCursor: found.length > limit ? encodeKeysetCursor({ micros: last.position, id: last.id }) : null,
+    nextCursor:
+      cursor === 'row-id' ? last.id : encodeKeysetCursor({ micros: String(last.position), id: last.id }),
   };
 }

@@ -178,7 +178,7 @@ export class DeliveriesRepository {
     if (filter.after) {
       const micros = values.push(filter.after.micros);
       const id = values.push(filter.after.id);
-      conditions.push(keysetAfterSql('d.created_at', 'd.id', 'desc', micros, id));
+      conditions.push(keysetAfterSql('d.created_at', 'd.id', 'desc', { micros, id }));
     }
     // Index ix_notification_deliveries_log.
     return rows<DeliveryLogRow>(

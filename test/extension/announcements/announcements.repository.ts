@@ -88,7 +88,7 @@ export class AnnouncementsRepository {
       `SELECT ${ANNOUNCEMENT_COLUMNS}
          FROM announcements a JOIN users w ON w.id = a.author_id
         WHERE a.class_id = $1
-              ${after ? `AND ${keysetAfterSql('a.created_at', 'a.id', 'desc', 3, 4)}` : ''}
+              ${after ? `AND ${keysetAfterSql('a.created_at', 'a.id', 'desc', { micros: 3, id: 4 })}` : ''}
         ORDER BY a.created_at DESC, a.id DESC
         LIMIT $2`,
       after ? [classId, limit, after.micros, after.id] : [classId, limit],
