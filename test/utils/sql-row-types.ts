@@ -189,6 +189,7 @@ const OPERATORS = new Map<
   [ts.SyntaxKind.ExclamationEqualsEqualsToken, (left, right) => left !== right()],
   [ts.SyntaxKind.LessThanToken, (left, right) => (left as number) < (right() as number)],
   [ts.SyntaxKind.GreaterThanToken, (left, right) => (left as number) > (right() as number)],
+  [ts.SyntaxKind.InKeyword, (left, right) => (left as PropertyKey) in (right() as object)],
 ]);
 
 /**
