@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TaskAccess } from '../access/access.service';
 import { AppError } from '../common/errors/app-error';
 import { withConstraintErrors } from '../common/errors/constraint-errors';
-import { decodeKeysetCursor, keysetPage } from '../common/pagination/keyset';
+import { readKeysetPage } from '../common/pagination/keyset';
 import { sameUuid } from '../common/utils/uuid';
 import { toComment } from './comments.mapper';
 import { CommentsRepository } from './comments.repository';
@@ -22,10 +22,8 @@ export class CommentsService {
 
   /** Oldest first by (createdAt, id), keyset-paginated. */
   async list(access: TaskAccess, query: ListCommentsQuery): Promise<CommentPageResponse> {
-    const after = query.cursor === undefined ? null : decodeKeysetCursor(query.cursor);
-    const { page, nextCursor } = keysetPage(
-      await this.comments.page(access.taskId, after, query.limit + 1),
-      query.limit,
+    const { page, nextCursor } = await readKeysetPage(query.cursor, query.limit, (after, rows) =>
+      this.comments.page(access.taskId, after, rows),
     );
     return { comments: page.map(toComment), nextCursor };
   }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error';
-import { decodeKeysetCursor, KeysetPlace, keysetPage } from '../common/pagination/keyset';
+import { KeysetPlace, readKeysetPage } from '../common/pagination/keyset';
 import { DeliveriesRepository } from './delivery/deliveries.repository';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { DeliveryDto, DeliveryPageDto, ListDeliveriesQuery } from './dto/delivery.dto';
@@ -36,10 +36,11 @@ export class DeliveryLogService {
    */
   async list(userId: string, query: ListDeliveriesQuery): Promise<DeliveryPageDto> {
     const { channel, status, cursor, limit } = query;
-    const after = cursor === undefined ? undefined : decodeKeysetCursor(cursor, legacyPlace);
-    const { page, nextCursor } = keysetPage(
-      await this.deliveries.logPage(userId, { channel, status, after }, limit + 1),
+    const { page, nextCursor } = await readKeysetPage(
+      cursor,
       limit,
+      (after, rows) => this.deliveries.logPage(userId, { channel, status, after }, rows),
+      legacyPlace,
     );
     return { items: page.map(toDeliveryDto), nextCursor };
   }

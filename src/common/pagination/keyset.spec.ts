@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCode } from '../errors/app-error';
-import { decodeKeysetCursor, encodeKeysetCursor, keysetAfterSql, keysetPage } from './keyset';
+import {
+  decodeKeysetCursor,
+  encodeKeysetCursor,
+  KeysetPlace,
+  keysetAfterSql,
+  keysetPage,
+  readKeysetPage,
+} from './keyset';
 
 describe('keyset pagination', () => {
   const rows = (count: number) =>
@@ -51,6 +58,27 @@ describe('keyset pagination', () => {
           expect.objectContaining({ code: ErrorCode.VALIDATION_ERROR }),
         );
       }
+    });
+  });
+
+  describe('readKeysetPage', () => {
+    it('reads limit + 1 rows after the place the cursor names (none for the first page)', async () => {
+      const found = rows(3);
+      const asked: [KeysetPlace | null, number][] = [];
+      const read = (after: KeysetPlace | null, count: number) => {
+        asked.push([after, count]);
+        return Promise.resolve(found);
+      };
+      const place = { micros: '1700000000000123', id: randomUUID() };
+      expect(await readKeysetPage(undefined, 2, read)).toEqual(keysetPage(found, 2));
+      await readKeysetPage(encodeKeysetCursor(place), 2, read);
+      expect(asked).toEqual([
+        [null, 3],
+        [place, 3],
+      ]);
+      await expect(readKeysetPage('bm90IGEgY3Vyc29y', 2, read)).rejects.toMatchObject({
+        code: ErrorCode.VALIDATION_ERROR,
+      });
     });
   });
 });

@@ -105,3 +105,18 @@ export function keysetPage<Row extends { id: string; position?: string }>(
       cursor === 'row-id' ? last.id : encodeKeysetCursor({ micros: String(last.position), id: last.id }),
   };
 }
+
+/**
+ * One page of a list after `cursor` (none: the first page): `read` gets the cursor's place (null for the
+ * first page) and how many rows to read (`limit` + 1); answers the page and the next cursor. `legacy` as
+ * for `decodeKeysetCursor`.
+ */
+export async function readKeysetPage<Row extends PlacedRow>(
+  cursor: string | undefined,
+  limit: number,
+  read: (after: KeysetPlace | null, rows: number) => Promise<Row[]>,
+  legacy?: (text: string) => KeysetPlace | null,
+): Promise<{ page: Row[]; nextCursor: string | null }> {
+  const after = cursor === undefined ? null : decodeKeysetCursor(cursor, legacy);
+  return keysetPage(await read(after, limit + 1), limit);
+}

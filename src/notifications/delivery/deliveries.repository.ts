@@ -135,8 +135,8 @@ const LOG_COLUMNS = `d.id, d.notification_id AS "notificationId", d.type, d.chan
 export interface DeliveryLogFilter {
   channel?: NotificationChannelName;
   status?: DeliveryStatus;
-  /** The place of the previous page's last row. */
-  after?: KeysetPlace;
+  /** The place of the previous page's last row; none for the first page. */
+  after?: KeysetPlace | null;
 }
 
 /** How a redelivery request went: the original's status (undefined: no such delivery of the user) and the new row. */

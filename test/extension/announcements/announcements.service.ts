@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ClassAccess } from '../../../src/access/access.service';
 import { AppError } from '../../../src/common/errors/app-error';
-import { decodeKeysetCursor, keysetPage } from '../../../src/common/pagination/keyset';
+import { readKeysetPage } from '../../../src/common/pagination/keyset';
 import { Transactions } from '../../../src/database/transactions';
 import { toAnnouncement } from './announcements.mapper';
 import { AnnouncementsRepository } from './announcements.repository';
@@ -25,10 +25,8 @@ export class AnnouncementsService {
 
   /** Newest first by (createdAt, id), keyset-paginated. */
   async list(access: ClassAccess, query: ListAnnouncementsQuery): Promise<AnnouncementPageResponse> {
-    const after = query.cursor === undefined ? null : decodeKeysetCursor(query.cursor);
-    const { page, nextCursor } = keysetPage(
-      await this.announcements.page(access.classId, after, query.limit + 1),
-      query.limit,
+    const { page, nextCursor } = await readKeysetPage(query.cursor, query.limit, (after, rows) =>
+      this.announcements.page(access.classId, after, rows),
     );
     return { announcements: page.map(toAnnouncement), nextCursor };
   }
