@@ -1,11 +1,15 @@
 import { Injectable, Logger, Module, OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AppConfig } from '../../config/config';
+import { APP_CONFIG } from '../../config/config.module';
 import { isDatabaseUnavailable } from './failure-cause';
 
 /** While the database is out, how often a probe checks whether it answers again. */
 const PROBE_INTERVAL_MS = 1_000;
 /** Retry-After of a request refused for an unreachable database. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
+/** pg's error for a connection attempt that got no answer within `connectionTimeoutMillis`. */
+const CONNECT_TIMEOUT = 'Connection terminated due to connection timeout';
 
 /**
  * Whether the database answers, as the errors of requests and jobs tell. Every request fails while it is out;
@@ -18,8 +22,13 @@ export class DatabaseOutage implements OnModuleDestroy {
   private out = false;
   private probeTimer: NodeJS.Timeout | undefined;
   private closing = false;
+  private recoveredAt = -Infinity;
 
-  constructor(private readonly probe: () => Promise<unknown>) {}
+  /** `connectTimeoutMs`: the connection attempts' limit (DATABASE_CONNECT_TIMEOUT_MS). */
+  constructor(
+    private readonly probe: () => Promise<unknown>,
+    private readonly connectTimeoutMs = 0,
+  ) {}
 
   /**
    * Answers whether `error` says the database is unreachable; the first such error of an outage is logged
@@ -27,7 +36,7 @@ export class DatabaseOutage implements OnModuleDestroy {
    */
   report(error: unknown): boolean {
     if (!isDatabaseUnavailable(error)) return false;
-    if (!this.out) {
+    if (!this.out && !this.attemptOfThePastOutage(error)) {
       this.out = true;
       const { message, code } = error as { message?: string; code?: string };
       this.logger.warn(
@@ -37,6 +46,17 @@ export class DatabaseOutage implements OnModuleDestroy {
       this.scheduleProbe();
     }
     return true;
+  }
+
+  /**
+   * A connection attempt that timed out began `connectTimeoutMs` before: within that time of a recovery it
+   * was made during the outage that ended (a silent network leaves such attempts hanging), not a new one.
+   */
+  private attemptOfThePastOutage(error: unknown): boolean {
+    return (
+      (error as { message?: string }).message === CONNECT_TIMEOUT &&
+      Date.now() - this.recoveredAt < this.connectTimeoutMs
+    );
   }
 
   onModuleDestroy(): void {
@@ -58,6 +78,7 @@ export class DatabaseOutage implements OnModuleDestroy {
       return;
     }
     this.out = false;
+    this.recoveredAt = Date.now();
     this.logger.log('Database reachable again');
   }
 }
@@ -70,8 +91,9 @@ export class DatabaseOutage implements OnModuleDestroy {
   providers: [
     {
       provide: DatabaseOutage,
-      useFactory: (dataSource: DataSource) => new DatabaseOutage(() => dataSource.query('SELECT 1')),
-      inject: [DataSource],
+      useFactory: (dataSource: DataSource, config: AppConfig) =>
+        new DatabaseOutage(() => dataSource.query('SELECT 1'), config.database.connectTimeoutMs),
+      inject: [DataSource, APP_CONFIG],
     },
   ],
   exports: [DatabaseOutage],
