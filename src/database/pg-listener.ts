@@ -16,8 +16,6 @@ export const USER_CHANGED_CHANNEL = 'auth_user_changed';
 export const PG_LISTENER_NAME = 'classroom-task-service-listener';
 const RECONNECT_FIRST_DELAY_MS = 100;
 const RECONNECT_MAX_DELAY_MS = 5_000;
-/** How long a connection being dropped may take to say goodbye before its socket is simply closed. */
-const END_GRACE_MS = 1_000;
 /** PostgreSQL channel names are identifiers; ours are plain lower-case words. */
 const CHANNEL_NAME = /^[a-z_]+$/;
 
@@ -70,7 +68,7 @@ export class PgListener implements OnModuleDestroy {
     clearTimeout(this.reconnectTimer);
     const client = this.client;
     this.lose();
-    if (client) await endWithin(client, END_GRACE_MS);
+    if (client) await endWithin(client);
   }
 
   get isListening(): boolean {
@@ -145,7 +143,7 @@ export class PgListener implements OnModuleDestroy {
   private lost(client: Client, error: unknown): void {
     if (this.client !== client) return;
     this.lose();
-    void endWithin(client, END_GRACE_MS);
+    void endWithin(client);
     if (this.closing) return;
     if (!this.outageReported) {
       this.logger.warn({ err: error }, 'Lost the database notification listener; reconnecting');

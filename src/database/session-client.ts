@@ -20,10 +20,13 @@ export function sessionClient(
   });
 }
 
-/** Ends `client` politely, or closes its socket when the other side does not answer within `graceMs`. */
-export async function endWithin(client: Client, graceMs: number): Promise<void> {
+/** How long a connection being dropped may take to say goodbye before its socket is simply closed. */
+const END_GRACE_MS = 1_000;
+
+/** Ends `client` politely, or closes its socket when the other side does not answer within END_GRACE_MS. */
+export async function endWithin(client: Client): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, END_GRACE_MS)));
   await Promise.race([client.end().catch(() => undefined), late]);
   clearTimeout(timer);
   client.connection.stream.destroy();

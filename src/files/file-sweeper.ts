@@ -7,7 +7,7 @@ import { RunningJobs } from '../common/jobs/running-jobs';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { endWithin, sessionClient } from '../database/session-client';
-import { ANSWER_GRACE_MS, dataSourceUrl, sessionUrl } from '../database/typeorm-options';
+import { dataSourceUrl, sessionUrl } from '../database/typeorm-options';
 import { FileStorage } from './file-storage';
 import { FilesRepository } from './files.repository';
 
@@ -112,7 +112,7 @@ export class FileSweeper implements OnApplicationBootstrap {
       return result;
     } finally {
       // Ending the session releases the lock; a connection gone silent is closed rather than waited for.
-      await endWithin(client, ANSWER_GRACE_MS);
+      await endWithin(client);
     }
   }
 }

@@ -116,7 +116,7 @@ export async function readKeysetPage<Row extends PlacedRow>(
   limit: number,
   read: (after: KeysetPlace | null, rows: number) => Promise<Row[]>,
   legacy?: (text: string) => KeysetPlace | null,
-): Promise<{ page: Row[]; nextCursor: string | null }> {
+): Promise<KeysetPage<Row>> {
   const after = cursor === undefined ? null : decodeKeysetCursor(cursor, legacy);
   return keysetPage(await read(after, limit + 1), limit);
 }
