@@ -9,7 +9,7 @@ export enum GradeRelease {
   MANUAL = 'MANUAL',
 }
 
-/** The grade fields of a submission, and when they were released. */
+/** The grade fields of a submission (its rubric assessment too), and when they were released. */
 interface GradeFields {
   score: string | null;
   feedback: string | null;
@@ -17,10 +17,12 @@ interface GradeFields {
   reviewedAt: Date | null;
   isExemplary: boolean;
   releasedAt: Date | null;
+  rubricAssessment: readonly unknown[] | null;
 }
 
 /**
- * The submission as its submitter of class role `role` sees it: a MEMBER sees no grade before it is released;
+ * The submission as its submitter of class role `role` sees it: a MEMBER sees no grade (score, feedback,
+ * reviewer, exemplary mark, rubric assessment) before it is released;
  * OWNER and ADMIN always see it. A grade changed after its release shows as it is now.
  */
 export function gradeVisibleToSubmitter<T extends GradeFields>(submission: T, role: ClassRole): T {
@@ -32,5 +34,6 @@ export function gradeVisibleToSubmitter<T extends GradeFields>(submission: T, ro
     reviewerId: null,
     reviewedAt: null,
     isExemplary: false,
+    rubricAssessment: null,
   };
 }

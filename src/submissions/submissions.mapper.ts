@@ -29,6 +29,13 @@ export function toSummaryResponse(submission: SubmissionSummaryRow): SubmissionS
     isExemplary: submission.isExemplary,
     isLate: submission.isLate,
     releasedAt: iso(submission.releasedAt),
+    rubricAssessment:
+      submission.rubricAssessment?.map(({ criterionId, levelId, points, comment }) => ({
+        criterionId,
+        levelId,
+        points,
+        comment,
+      })) ?? null,
   };
 }
 

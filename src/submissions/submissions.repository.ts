@@ -18,8 +18,22 @@ import { Submission } from './entities/submission.entity';
 import { GradeRelease } from './grade-release';
 import { Tx } from '../database/transactions';
 
-/** A submission as the queries read it: the row with `isLate` (submitted after the submitter's deadline), judged when read. */
-export type SubmissionRow = Submission & { isLate: boolean };
+/** One criterion of a rubric assessment as the queries read it (JSON: `points` is a number). */
+export interface RubricAssessmentJson {
+  criterionId: string;
+  levelId: string;
+  points: number;
+  comment: string | null;
+}
+
+/**
+ * A submission as the queries read it: the row with `isLate` (submitted after the submitter's deadline), judged
+ * when read, and its rubric assessment (null when none), in the rubric's criterion order.
+ */
+export type SubmissionRow = Submission & {
+  isLate: boolean;
+  rubricAssessment: RubricAssessmentJson[] | null;
+};
 
 /** A submission row without its body, as the grader's list reads it. */
 export type SubmissionSummaryRow = Omit<SubmissionRow, 'content'>;
@@ -82,14 +96,44 @@ export interface Grade {
   reviewerId: string;
 }
 
+/** One criterion of a rubric assessment as a grading gives it. */
+export interface AssessmentWrite {
+  criterionId: string;
+  levelId: string;
+  comment: string | null;
+}
+
+/**
+ * What an assessment write found: whether the task has a rubric, how many entries named its parts; the
+ * assessment written, and the submission's score after it.
+ */
+export interface AssessedRow {
+  hasRubric: boolean;
+  matched: number;
+  assessment: RubricAssessmentJson[] | null;
+  score: string | null;
+  isExemplary: boolean;
+}
+
+/** The score a rubric assessment gives: the sum of its levels' points, with the grading's exemplary mark. */
+export interface ScoreFromLevels {
+  isExemplary: boolean | null;
+}
+
 /**
  * SQL fragments shared by the submission queries. Columns are aliased to the entity property names, so a
  * raw row has the shape of `Submission` / `SubmissionAttachment`.
  */
+/** The assessment entries `a` of a submission as JSON, in the order of the rubric's criteria `c`. */
+const ASSESSMENT_JSON = `jsonb_agg(jsonb_build_object('criterionId', a.criterion_id, 'levelId', a.level_id,
+  'points', a.points, 'comment', a.comment) ORDER BY c.position)`;
+
 const SUBMISSION_SUMMARY_COLUMNS = `s.id, s.task_id AS "taskId", s.user_id AS "userId",
   s.first_submitted_at AS "firstSubmittedAt", s.last_updated_at AS "lastUpdatedAt", s.score, s.feedback,
   s.reviewer_id AS "reviewerId", s.reviewed_at AS "reviewedAt", s.is_exemplary AS "isExemplary",
-  ${submittedLateSql('s')} AS "isLate", s.released_at AS "releasedAt"`;
+  ${submittedLateSql('s')} AS "isLate", s.released_at AS "releasedAt",
+  (SELECT ${ASSESSMENT_JSON} FROM rubric_assessments a JOIN rubric_criteria c ON c.id = a.criterion_id
+    WHERE a.submission_id = s.id) AS "rubricAssessment"`;
 
 const SUBMISSION_COLUMNS = `${SUBMISSION_SUMMARY_COLUMNS}, s.content`;
 
@@ -353,6 +397,70 @@ export class SubmissionsRepository {
         ],
       ),
     );
+  }
+
+  /**
+   * Makes `entries` the whole rubric assessment of the submission (none: cleared), after `grade` locked the
+   * task and the submission in `tx`: a rubric replacement, which locks the task row first, waits for this
+   * transaction, or this statement, which starts after the locks were granted, reads the replaced rubric.
+   * Each entry's level must be one of its criterion's in the task's rubric; an entry that names none is not
+   * written and not counted in `matched` (the caller then refuses the grading, rolling it back). The points
+   * are the levels' as this statement reads them; with `scoreFromLevels` the score becomes their sum, and the
+   * grading's exemplary mark is set with it (it needs the score: the table's check constraint).
+   */
+  async assess(
+    tx: Tx,
+    taskId: string,
+    submissionId: string,
+    entries: AssessmentWrite[],
+    scoreFromLevels: ScoreFromLevels | null,
+  ): Promise<AssessedRow> {
+    const row = await withConstraintErrors(() =>
+      one<AssessedRow>(
+      tx,
+      `WITH given AS (
+         SELECT * FROM unnest($3::uuid[], $4::uuid[], $5::text[]) AS g(criterion_id, level_id, comment)
+       ), chosen AS (
+         SELECT c.id AS criterion_id, l.id AS level_id, l.points, g.comment
+           FROM given g
+           JOIN rubric_criteria c ON c.id = g.criterion_id AND c.task_id = $2
+           JOIN rubric_levels l ON l.id = g.level_id AND l.criterion_id = c.id
+       ), cleared AS (
+         DELETE FROM rubric_assessments a
+          WHERE a.submission_id = $1 AND a.criterion_id NOT IN (SELECT criterion_id FROM chosen)
+       ), saved AS (
+         INSERT INTO rubric_assessments AS a (submission_id, task_id, criterion_id, level_id, points, comment)
+         SELECT $1, $2, criterion_id, level_id, points, comment FROM chosen
+         ON CONFLICT (submission_id, criterion_id) DO UPDATE
+            SET level_id = EXCLUDED.level_id, points = EXCLUDED.points, comment = EXCLUDED.comment
+         RETURNING a.criterion_id, a.level_id, a.points, a.comment
+       ), scored AS (
+         UPDATE submissions s SET score = (SELECT sum(points) FROM chosen),
+                                  is_exemplary = COALESCE($7::boolean, s.is_exemplary)
+          WHERE s.id = $1 AND $6::boolean
+         RETURNING s.score, s.is_exemplary
+       ), current AS (
+         SELECT s.score, s.is_exemplary FROM submissions s WHERE s.id = $1 AND NOT $6::boolean
+         UNION ALL
+         SELECT score, is_exemplary FROM scored
+       )
+       SELECT (SELECT t.rubric_max_points IS NOT NULL FROM tasks t WHERE t.id = $2) AS "hasRubric",
+              (SELECT count(*)::int FROM chosen) AS matched,
+              (SELECT ${ASSESSMENT_JSON} FROM saved a JOIN rubric_criteria c ON c.id = a.criterion_id)
+                AS assessment,
+              (SELECT score FROM current) AS score, (SELECT is_exemplary FROM current) AS "isExemplary"`,
+        [
+          submissionId,
+          taskId,
+          entries.map((entry) => entry.criterionId),
+          entries.map((entry) => entry.levelId),
+          entries.map((entry) => entry.comment),
+          scoreFromLevels !== null,
+          scoreFromLevels?.isExemplary ?? null,
+        ],
+      ),
+    );
+    return row!;
   }
 
   /**

@@ -8,14 +8,19 @@ import { storedAttachmentFromJson } from '../files/attachments.sql';
 import { FileStorage } from '../files/file-storage';
 import { UploadedFileInfo } from '../files/multer-storage.engine';
 import { uploadMetadata } from '../files/upload-metadata';
-import { GradeSubmissionDto } from './dto/grade-submission.dto';
+import { GradeSubmissionDto, RubricAssessmentInput } from './dto/grade-submission.dto';
 import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
 import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submission.response';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { GradeRelease, gradeVisibleToSubmitter } from './grade-release';
 import { GradeReleases } from './grade-releases.service';
 import { toListEntryResponse, toSubmissionResponse } from './submissions.mapper';
-import { SubmissionRow, SubmissionsRepository, UpsertRow } from './submissions.repository';
+import {
+  ScoreFromLevels,
+  SubmissionRow,
+  SubmissionsRepository,
+  UpsertRow,
+} from './submissions.repository';
 import { assertIfMatch, IfMatchTags } from '../common/http/entity-tags';
 import { Db } from '../database/sql';
 import { Transactions, Tx } from '../database/transactions';
@@ -165,8 +170,10 @@ export class SubmissionsService {
 
   /**
    * Changes only the fields given; reviewer and review time always move. "Exemplary needs a score" is the
-   * check constraint of the table, so it holds against concurrent grading too. Under IMMEDIATE the grade is
-   * released in the same transaction (GRADE_RELEASED the first time).
+   * check constraint of the table, so it holds against concurrent grading too. A `rubric` replaces the
+   * rubric assessment in the same transaction, its score (the sum of the levels' points, unless `score` is
+   * given) with it. Under IMMEDIATE the grade is released in the same transaction (GRADE_RELEASED the first
+   * time).
    */
   async grade(
     { taskId }: TaskAccess,
@@ -174,20 +181,54 @@ export class SubmissionsService {
     graderId: string,
     dto: GradeSubmissionDto,
   ): Promise<SubmissionResponse> {
-    if (dto.score === undefined && dto.feedback === undefined && dto.isExemplary === undefined) {
-      throw AppError.validation('Give at least one of score, feedback, isExemplary');
+    const { score, feedback, isExemplary, rubric } = dto;
+    if (score === undefined && feedback === undefined && isExemplary === undefined && rubric === undefined) {
+      throw AppError.validation('Give at least one of score, feedback, isExemplary, rubric');
     }
+    if (rubric) assertOneEntryPerCriterion(rubric);
+    // The levels give the score: the exemplary mark, which needs one, is set with it.
+    const scoreFromLevels = rubric?.length && score === undefined ? { isExemplary: isExemplary ?? null } : null;
     const graded = await this.transactions.run(async (manager) => {
       const row = await this.submissions.grade(manager, taskId, submissionId, {
-        ...dto,
+        score,
+        feedback,
+        isExemplary: scoreFromLevels ? undefined : isExemplary,
         reviewerId: graderId,
       });
       if (!row) throw AppError.notFound('Submission');
-      if (row.gradeRelease !== GradeRelease.IMMEDIATE) return row;
+      const assessed = rubric ? await this.assess(manager, row, rubric, scoreFromLevels) : row;
+      if (row.gradeRelease !== GradeRelease.IMMEDIATE) return assessed;
       const [released] = await this.releases.releaseGraded(manager, taskId, { submissionId });
-      return released ? { ...row, releasedAt: released.releasedAt } : row;
+      return released ? { ...assessed, releasedAt: released.releasedAt } : assessed;
     });
     return this.withAttachments(graded);
+  }
+
+  /**
+   * Writes the grading's rubric assessment of the submission `graded` (locked by the grading), and its score
+   * when the grading gave none (the sum of the levels' points; a cleared assessment leaves the score); the row
+   * with both. A refusal (no rubric, an entry naming no part of it) rolls the whole grading back.
+   */
+  private async assess<Row extends SubmissionRow>(
+    manager: Tx,
+    graded: Row,
+    rubric: RubricAssessmentInput[],
+    scoreFromLevels: ScoreFromLevels | null,
+  ): Promise<Row> {
+    const entries = rubric.map(({ criterionId, levelId, comment }) => ({
+      criterionId,
+      levelId,
+      comment: comment ?? null,
+    }));
+    const result = await this.submissions.assess(manager, graded.taskId, graded.id, entries, scoreFromLevels);
+    if (!result.hasRubric) throw AppError.validation('rubric: the task has no rubric');
+    if (result.matched !== entries.length) {
+      throw AppError.validation(
+        "rubric: each criterionId must name a criterion of the task's rubric, and levelId one of its levels",
+      );
+    }
+    const { assessment, score, isExemplary } = result;
+    return { ...graded, rubricAssessment: assessment, score, isExemplary };
   }
 
   /**
@@ -229,6 +270,12 @@ export class SubmissionsService {
     const attachments = await this.submissions.attachments(db, submission.id);
     return toSubmissionResponse(submission, attachments);
   }
+}
+
+/** Each criterion at most once in one assessment. */
+function assertOneEntryPerCriterion(rubric: RubricAssessmentInput[]): void {
+  const criteria = new Set(rubric.map((entry) => entry.criterionId.toLowerCase()));
+  if (criteria.size !== rubric.length) throw AppError.validation('rubric: a criterionId is given twice');
 }
 
 /** The answer of an upsert, whose statement found no task the caller may write when it answers no row. */

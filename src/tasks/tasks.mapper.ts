@@ -8,7 +8,9 @@ import {
   TaskUserStateResponse,
 } from './dto/task.response';
 import { ExtensionResponse } from './dto/extension.dto';
+import { RubricResponse } from './dto/rubric.dto';
 import { ExtensionRow } from './task-extensions.repository';
+import { RubricRow } from './task-rubrics.repository';
 import { TaskRow, UserStateRow } from './tasks.repository';
 
 /** Timestamps already as JSON strings (`isoSql`). */
@@ -39,6 +41,8 @@ export function toSummaryResponse(row: TaskRow): TaskSummaryResponse {
     hasExtension: row.has_extension,
     allowLateSubmission: row.allow_late_submission,
     gradeRelease: row.grade_release,
+    hasRubric: row.rubric_max_points !== null,
+    maxPoints: row.rubric_max_points === null ? null : Number(row.rubric_max_points),
     blockedBy: row.blocked_by,
     createdBy: row.created_by,
     createdAt: row.created_at,
@@ -80,6 +84,22 @@ export function toExtensionResponse(row: ExtensionRow): ExtensionResponse {
     dueAt: row.due_at,
     allowLateSubmission: row.allow_late_submission,
     createdBy: row.created_by,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Levels and points come from the row's JSON (numbers there); `max_points` is numeric text. */
+export function toRubricResponse(row: RubricRow): RubricResponse {
+  return {
+    taskId: row.task_id,
+    criteria: row.criteria.map((criterion) => ({
+      id: criterion.id,
+      title: criterion.title,
+      description: criterion.description,
+      levels: criterion.levels.map((level) => ({ id: level.id, title: level.title, points: level.points })),
+    })),
+    maxPoints: Number(row.max_points),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -11,6 +11,9 @@ import { TaskAttachmentsService } from './task-attachments.service';
 import { TaskExtensionsController } from './task-extensions.controller';
 import { TaskExtensionsRepository } from './task-extensions.repository';
 import { TaskExtensionsService } from './task-extensions.service';
+import { TaskRubricsController } from './task-rubrics.controller';
+import { TaskRubricsRepository } from './task-rubrics.repository';
+import { TaskRubricsService } from './task-rubrics.service';
 import { TaskDraftsService } from './task-drafts.service';
 import { TaskReader } from './task-reader.service';
 import { TasksController } from './tasks.controller';
@@ -32,7 +35,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
     TasksRepositoryModule,
     SubmissionsModule,
   ],
-  controllers: [ClassTasksController, TasksController, TaskExtensionsController],
+  controllers: [ClassTasksController, TasksController, TaskExtensionsController, TaskRubricsController],
   providers: [
     TasksService,
     TaskReader,
@@ -40,6 +43,8 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
     TaskDraftsService,
     TaskExtensionsService,
     TaskExtensionsRepository,
+    TaskRubricsService,
+    TaskRubricsRepository,
     RunningJobs,
   ],
   exports: [TaskAttachmentsService],

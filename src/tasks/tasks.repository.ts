@@ -32,6 +32,8 @@ export interface TaskRow {
   has_extension: boolean;
   allow_late_submission: boolean;
   grade_release: GradeRelease;
+  /** The rubric's maximum (numeric as a string); null when the task has no rubric. */
+  rubric_max_points: string | null;
   blocked_by: string[];
   created_by: string | null;
   is_published: boolean;
@@ -79,8 +81,8 @@ export function taskSummariesSql(scope: SummaryScope): string {
   return `
     WITH scoped AS (
       SELECT t.id, t.class_id, t.title, ${scope.detail ? 't.description' : 'NULL::text AS description'},
-             t.source_text, t.start_at, t.due_at, t.allow_late_submission, t.grade_release, t.blocked_by, t.created_by,
-             t.is_published, t.published_at, t.created_at, t.updated_at, m.role,
+             t.source_text, t.start_at, t.due_at, t.allow_late_submission, t.grade_release, t.rubric_max_points, t.blocked_by,
+             t.created_by, t.is_published, t.published_at, t.created_at, t.updated_at, m.role,
              mine.due_at AS my_due_at, mine.extended AS has_extension
         FROM tasks t
         JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $1
@@ -96,7 +98,7 @@ export function taskSummariesSql(scope: SummaryScope): string {
     )
     SELECT st.id, st.class_id, st.title, st.description, st.source_text, ${isoSql('st.start_at')} AS start_at,
            ${isoSql('st.due_at')} AS due_at, ${isoSql('st.my_due_at')} AS my_due_at, st.has_extension,
-           st.allow_late_submission, st.grade_release, st.blocked_by, st.created_by,
+           st.allow_late_submission, st.grade_release, st.rubric_max_points, st.blocked_by, st.created_by,
            st.is_published, ${isoSql('st.published_at')} AS published_at, ${isoSql('st.created_at')} AS created_at,
            ${isoSql('st.updated_at')} AS updated_at, st.role, c.name AS class_name, c.color AS class_color,
            COALESCE(mc.n, 0) AS member_count, COALESCE(sc.submitted_count, 0) AS submitted_count,

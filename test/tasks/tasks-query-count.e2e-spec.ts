@@ -33,6 +33,11 @@ async function seed(ctx: TestApp, cls: ClassWithRoles, count: number, extraMembe
      ON CONFLICT DO NOTHING`,
     [cls.classId],
   );
+  // Every other task has a rubric: its maximum is a column of the task, read by the same statement.
+  await ctx.db.query(
+    `UPDATE tasks SET rubric_max_points = 12.5 WHERE class_id = $1 AND hashtext(id::text) % 2 = 0`,
+    [cls.classId],
+  );
   await ctx.db.query(
     `INSERT INTO task_user_states (task_id, user_id, viewed_at, tags)
      SELECT t.id, m.user_id, now(), ARRAY['seen'] FROM tasks t JOIN class_members m ON m.class_id = t.class_id
@@ -95,5 +100,7 @@ describe('task lists cost a fixed number of SQL statements', () => {
     expect(body.every((t) => t.userState?.tags[0] === 'seen')).toBe(true);
     expect(body.filter((t) => t.blockedBy.length > 0).length).toBeGreaterThanOrEqual(99);
     expect(body.some((t) => t.isLocked) && body.some((t) => !t.isLocked)).toBe(true);
+    expect(body.filter((t) => t.hasRubric).every((t) => t.maxPoints === 12.5)).toBe(true);
+    expect(body.some((t) => t.hasRubric) && body.some((t) => !t.hasRubric && t.maxPoints === null)).toBe(true);
   });
 });

@@ -22,6 +22,7 @@ export interface SubmissionJson {
   isExemplary: boolean;
   isLate: boolean;
   releasedAt: string | null;
+  rubricAssessment: { criterionId: string; levelId: string; points: number; comment: string | null }[] | null;
 }
 
 export interface SeedTaskFields {

@@ -41,6 +41,8 @@ export interface TaskJson {
   hasExtension: boolean;
   allowLateSubmission: boolean;
   gradeRelease: 'IMMEDIATE' | 'MANUAL';
+  hasRubric: boolean;
+  maxPoints: number | null;
   blockedBy: string[];
   createdBy: string | null;
   createdAt: string;

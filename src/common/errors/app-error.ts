@@ -25,6 +25,8 @@ export enum ErrorCode {
   LATE_SUBMISSION_CLOSED = 'LATE_SUBMISSION_CLOSED',
   TASK_LOCKED = 'TASK_LOCKED',
   QUOTA_EXCEEDED = 'QUOTA_EXCEEDED',
+  /** A rubric change that would remove or re-point a criterion or level an assessment uses. */
+  RUBRIC_IN_USE = 'RUBRIC_IN_USE',
   PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
   RATE_LIMITED = 'RATE_LIMITED',
   INTERNAL_ERROR = 'INTERNAL_ERROR',
@@ -58,6 +60,7 @@ export const ERROR_STATUS: Record<ErrorCode, HttpStatus> = {
   [ErrorCode.LATE_SUBMISSION_CLOSED]: HttpStatus.FORBIDDEN,
   [ErrorCode.TASK_LOCKED]: HttpStatus.FORBIDDEN,
   [ErrorCode.QUOTA_EXCEEDED]: HttpStatus.FORBIDDEN,
+  [ErrorCode.RUBRIC_IN_USE]: HttpStatus.CONFLICT,
   [ErrorCode.PAYLOAD_TOO_LARGE]: HttpStatus.PAYLOAD_TOO_LARGE,
   [ErrorCode.RATE_LIMITED]: HttpStatus.TOO_MANY_REQUESTS,
   [ErrorCode.INTERNAL_ERROR]: HttpStatus.INTERNAL_SERVER_ERROR,

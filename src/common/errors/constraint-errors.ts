@@ -1,5 +1,5 @@
 import { pgConstraint, pgErrorCode } from '../utils/pg-errors';
-import { AppError } from './app-error';
+import { AppError, ErrorCode } from './app-error';
 
 /** Values of the failed write that an answer may name (e.g. the school name). */
 export type ConstraintContext = Readonly<Record<string, string>>;
@@ -14,7 +14,18 @@ const CONSTRAINT_ERRORS: Readonly<Record<string, (context: ConstraintContext) =>
   uq_schools_name: ({ name }) => AppError.conflict(`A school named "${name}" already exists`),
   ck_submissions_exemplary_needs_score: () => AppError.validation('isExemplary requires a score'),
   fk_task_comments_reply_to: () => AppError.validation('replyToId must name a comment of this task'),
+  // An assessment holds its criterion and its level with the level's points: removing either, or changing
+  // those points, while an assessment uses them.
+  fk_rubric_assessments_criterion: () => rubricInUse(),
+  fk_rubric_assessments_level: () => rubricInUse(),
 };
+
+function rubricInUse(): AppError {
+  return new AppError(
+    ErrorCode.RUBRIC_IN_USE,
+    "A criterion or level an assessment uses cannot be removed, nor can a used level's points change",
+  );
+}
 
 /** SQLSTATE class 23: integrity constraint violations (unique, foreign key, check, not null, exclusion). */
 const INTEGRITY_VIOLATION = /^23/;

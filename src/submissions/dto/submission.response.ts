@@ -2,6 +2,21 @@ import { ApiProperty, OmitType } from '@nestjs/swagger';
 import { ClassRole } from '../../classes/entities/class-member.entity';
 import { AttachmentResponse } from '../../files/attachment.response';
 
+/** The level chosen for one criterion of the task's rubric. */
+export class RubricAssessmentEntryResponse {
+  @ApiProperty({ format: 'uuid' })
+  criterionId: string;
+
+  @ApiProperty({ format: 'uuid' })
+  levelId: string;
+
+  @ApiProperty({ example: 4, description: "The level's points" })
+  points: number;
+
+  @ApiProperty({ type: String, nullable: true })
+  comment: string | null;
+}
+
 export class SubmissionResponse {
   @ApiProperty({ format: 'uuid' })
   id: string;
@@ -52,9 +67,18 @@ export class SubmissionResponse {
     nullable: true,
     description:
       'When the grade became visible to the submitter; while null under MANUAL release, a MEMBER submitter ' +
-      'sees score, feedback, reviewerId and reviewedAt null and isExemplary false',
+      'sees score, feedback, reviewerId, reviewedAt and rubricAssessment null and isExemplary false',
   })
   releasedAt: string | null;
+
+  @ApiProperty({
+    type: [RubricAssessmentEntryResponse],
+    nullable: true,
+    description:
+      "The rubric assessment, in the order of the rubric's criteria; null when none. Hidden from a MEMBER " +
+      'submitter (null) until the grade is released, as score',
+  })
+  rubricAssessment: RubricAssessmentEntryResponse[] | null;
 }
 
 /** The submission as the grader's list shows it: without body and attachments. */

@@ -68,6 +68,17 @@ export class TaskSummaryResponse {
   @ApiProperty({ enum: GradeRelease, enumName: 'GradeRelease', description: 'When members see their grades' })
   gradeRelease: GradeRelease;
 
+  @ApiProperty({ description: 'The task has a rubric (GET /tasks/{taskId}/rubric)' })
+  hasRubric: boolean;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 20,
+    description: "The rubric's maximum: the sum of each criterion's highest level; null without a rubric",
+  })
+  maxPoints: number | null;
+
   @ApiProperty({ type: [String], format: 'uuid', description: 'Tasks a member must submit first' })
   blockedBy: string[];
 
