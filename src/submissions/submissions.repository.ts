@@ -143,8 +143,9 @@ const ATTACHMENT_COLUMNS = `a.id, a.submission_id AS "submissionId", a.file_key 
 
 const ATTACHMENT_ORDER = 'a.created_at, a.id';
 
-/** A submission has a grade to show once it has a score or feedback (alias `s` = submissions). */
-const GRADED = '(s.score IS NOT NULL OR s.feedback IS NOT NULL)';
+/** A submission has a grade to show once it has a score, feedback or a rubric assessment (alias `s` = submissions). */
+const GRADED = `(s.score IS NOT NULL OR s.feedback IS NOT NULL
+  OR EXISTS (SELECT 1 FROM rubric_assessments ra WHERE ra.submission_id = s.id))`;
 
 /** Display name: the nickname, else the e-mail address. */
 const DISPLAY_NAME = `COALESCE(NULLIF(u.nickname, ''), u.email)`;
