@@ -418,8 +418,8 @@ export class SubmissionsRepository {
   ): Promise<AssessedRow> {
     const row = await withConstraintErrors(() =>
       one<AssessedRow>(
-      tx,
-      `WITH given AS (
+        tx,
+        `WITH given AS (
          SELECT * FROM unnest($3::uuid[], $4::uuid[], $5::text[]) AS g(criterion_id, level_id, comment)
        ), chosen AS (
          SELECT c.id AS criterion_id, l.id AS level_id, l.points, g.comment

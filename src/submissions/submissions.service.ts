@@ -15,12 +15,7 @@ import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { GradeRelease, gradeVisibleToSubmitter } from './grade-release';
 import { GradeReleases } from './grade-releases.service';
 import { toListEntryResponse, toSubmissionResponse } from './submissions.mapper';
-import {
-  ScoreFromLevels,
-  SubmissionRow,
-  SubmissionsRepository,
-  UpsertRow,
-} from './submissions.repository';
+import { ScoreFromLevels, SubmissionRow, SubmissionsRepository, UpsertRow } from './submissions.repository';
 import { assertIfMatch, IfMatchTags } from '../common/http/entity-tags';
 import { Db } from '../database/sql';
 import { Transactions, Tx } from '../database/transactions';
@@ -187,7 +182,8 @@ export class SubmissionsService {
     }
     if (rubric) assertOneEntryPerCriterion(rubric);
     // The levels give the score: the exemplary mark, which needs one, is set with it.
-    const scoreFromLevels = rubric?.length && score === undefined ? { isExemplary: isExemplary ?? null } : null;
+    const scoreFromLevels =
+      rubric?.length && score === undefined ? { isExemplary: isExemplary ?? null } : null;
     const graded = await this.transactions.run(async (manager) => {
       const row = await this.submissions.grade(manager, taskId, submissionId, {
         score,

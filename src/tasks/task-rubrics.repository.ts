@@ -114,12 +114,7 @@ export class TaskRubricsRepository {
    * level. A used part removed, or a used
    * level's points changed, fails on the assessments' foreign keys: 409 RUBRIC_IN_USE, nothing written.
    */
-  async replace(
-    tx: Tx,
-    taskId: string,
-    criteria: CriterionWrite[],
-    levels: LevelWrite[],
-  ): Promise<void> {
+  async replace(tx: Tx, taskId: string, criteria: CriterionWrite[], levels: LevelWrite[]): Promise<void> {
     await withConstraintErrors(async () => {
       await rows(
         tx,

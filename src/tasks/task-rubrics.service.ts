@@ -33,7 +33,13 @@ export function planRubric(dto: PutRubricDto, current: RubricIdsRow[]): RubricPl
       .map((level, given) => ({ level, given }))
       .sort((a, b) => b.level.points - a.level.points || a.given - b.given);
     ordered.forEach(({ level }, place) =>
-      levels.push({ id: levelId(level.id), criterionId: id, position: place, title: level.title, points: level.points }),
+      levels.push({
+        id: levelId(level.id),
+        criterionId: id,
+        position: place,
+        title: level.title,
+        points: level.points,
+      }),
     );
   });
   return { criteria, levels };

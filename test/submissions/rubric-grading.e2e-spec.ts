@@ -17,8 +17,15 @@ describe('submissions: grading with a rubric', () => {
     room = await createClassWithRoles(ctx);
   });
 
-  const gradePath = (taskId: string, submissionId: string) => `/tasks/${taskId}/submissions/${submissionId}/grade`;
-  const grade = (taskId: string, submissionId: string, body: object, grader: TestUser | null = room.owner, key?: string) => {
+  const gradePath = (taskId: string, submissionId: string) =>
+    `/tasks/${taskId}/submissions/${submissionId}/grade`;
+  const grade = (
+    taskId: string,
+    submissionId: string,
+    body: object,
+    grader: TestUser | null = room.owner,
+    key?: string,
+  ) => {
     const req = ctx.http.patch(gradePath(taskId, submissionId));
     if (grader) req.set('Authorization', grader.auth);
     if (key) req.set('Idempotency-Key', key);
@@ -27,7 +34,9 @@ describe('submissions: grading with a rubric', () => {
   const read = (path: string, user: TestUser) => ctx.http.get(path).set('Authorization', user.auth);
 
   /** A task with the essay rubric, and the member's submission to it. */
-  async function assessable(fields: TaskFields = {}): Promise<{ taskId: string; rubric: RubricJson; submissionId: string }> {
+  async function assessable(
+    fields: TaskFields = {},
+  ): Promise<{ taskId: string; rubric: RubricJson; submissionId: string }> {
     const { id: taskId } = await createTask(ctx, room.classId, room.owner, { title: 'Essay', ...fields });
     const rubric = await putRubric(ctx, taskId, room.owner);
     const { id: submissionId } = await putSubmission(ctx, taskId, room.member, 'my essay');
@@ -88,7 +97,9 @@ describe('submissions: grading with a rubric', () => {
       await grade(taskId, submissionId, {
         rubric: [choose(rubric, 'Argument', 'Strong', 'Good'), choose(rubric, 'Style', 'Rough')],
       }).expect(200);
-      const replaced = await grade(taskId, submissionId, { rubric: [choose(rubric, 'Style', 'Polished')] }).expect(200);
+      const replaced = await grade(taskId, submissionId, {
+        rubric: [choose(rubric, 'Style', 'Polished')],
+      }).expect(200);
       expect(replaced.body).toMatchObject({ score: 4.5, rubricAssessment: [{ points: 4.5, comment: null }] });
       expect(await storedAssessment(submissionId)).toHaveLength(1);
       const cleared = await grade(taskId, submissionId, { rubric: [] }).expect(200);
@@ -97,7 +108,11 @@ describe('submissions: grading with a rubric', () => {
       // A grading without `rubric` leaves the assessment as it is.
       await grade(taskId, submissionId, { rubric: [choose(rubric, 'Style', 'Rough')] }).expect(200);
       const feedback = await grade(taskId, submissionId, { feedback: 'See comments' }).expect(200);
-      expect(feedback.body).toMatchObject({ score: 0, feedback: 'See comments', rubricAssessment: [{ points: 0 }] });
+      expect(feedback.body).toMatchObject({
+        score: 0,
+        feedback: 'See comments',
+        rubricAssessment: [{ points: 0 }],
+      });
     });
 
     it('sets isExemplary with the score the levels give, in the same request', async () => {
@@ -128,9 +143,18 @@ describe('submissions: grading with a rubric', () => {
 
     beforeAll(async () => {
       ({ taskId, rubric, submissionId } = await assessable());
-      await grade(taskId, submissionId, { rubric: [choose(rubric, 'Argument', 'Fair')], feedback: 'ok' }).expect(200);
-      const [{ reviewed_at }] = await ctx.db.query(`SELECT reviewed_at FROM submissions WHERE id = $1`, [submissionId]);
-      before = { assessment: await storedAssessment(submissionId), score: await storedScore(submissionId), reviewedAt: reviewed_at };
+      await grade(taskId, submissionId, {
+        rubric: [choose(rubric, 'Argument', 'Fair')],
+        feedback: 'ok',
+      }).expect(200);
+      const [{ reviewed_at }] = await ctx.db.query(`SELECT reviewed_at FROM submissions WHERE id = $1`, [
+        submissionId,
+      ]);
+      before = {
+        assessment: await storedAssessment(submissionId),
+        score: await storedScore(submissionId),
+        reviewedAt: reviewed_at,
+      };
     });
 
     const refusedWith = async (body: object) => {
@@ -152,25 +176,45 @@ describe('submissions: grading with a rubric', () => {
       ['rubric not an array', () => ({ rubric: 'x' })],
       ['rubric null', () => ({ rubric: null })],
       ['an entry not an object', () => ({ rubric: ['x'] })],
-      ['a criterionId not a UUID', () => ({ rubric: [{ ...choose(rubric, 'Argument', 'Fair'), criterionId: 'c' }] })],
+      [
+        'a criterionId not a UUID',
+        () => ({ rubric: [{ ...choose(rubric, 'Argument', 'Fair'), criterionId: 'c' }] }),
+      ],
       ['no levelId', () => ({ rubric: [{ criterionId: rubric.criteria[0].id }] })],
       ['a comment of 2001', () => ({ rubric: [choose(rubric, 'Argument', 'Fair', 'x'.repeat(2001))] })],
       ['an unknown entry field', () => ({ rubric: [{ ...choose(rubric, 'Argument', 'Fair'), points: 3 }] })],
-      ['31 entries', () => ({ rubric: Array.from({ length: 31 }, () => choose(rubric, 'Argument', 'Fair')) })],
+      [
+        '31 entries',
+        () => ({ rubric: Array.from({ length: 31 }, () => choose(rubric, 'Argument', 'Fair')) }),
+      ],
       [
         'a criterion twice',
         () => ({ rubric: [choose(rubric, 'Argument', 'Fair'), choose(rubric, 'Argument', 'Strong')] }),
       ],
-      ['an unknown criterion', () => ({ rubric: [{ ...choose(rubric, 'Argument', 'Fair'), criterionId: randomUUID() }] })],
-      ['an unknown level', () => ({ rubric: [{ ...choose(rubric, 'Argument', 'Fair'), levelId: randomUUID() }] })],
+      [
+        'an unknown criterion',
+        () => ({ rubric: [{ ...choose(rubric, 'Argument', 'Fair'), criterionId: randomUUID() }] }),
+      ],
+      [
+        'an unknown level',
+        () => ({ rubric: [{ ...choose(rubric, 'Argument', 'Fair'), levelId: randomUUID() }] }),
+      ],
       [
         'a level of another criterion',
-        () => ({ rubric: [{ ...choose(rubric, 'Argument', 'Fair'), levelId: rubric.criteria[1].levels[0].id }] }),
+        () => ({
+          rubric: [{ ...choose(rubric, 'Argument', 'Fair'), levelId: rubric.criteria[1].levels[0].id }],
+        }),
       ],
-      ['a valid entry beside an unknown one, with a score', () => ({
-        score: 50,
-        rubric: [choose(rubric, 'Style', 'Rough'), { ...choose(rubric, 'Argument', 'Fair'), levelId: randomUUID() }],
-      })],
+      [
+        'a valid entry beside an unknown one, with a score',
+        () => ({
+          score: 50,
+          rubric: [
+            choose(rubric, 'Style', 'Rough'),
+            { ...choose(rubric, 'Argument', 'Fair'), levelId: randomUUID() },
+          ],
+        }),
+      ],
     ])('%s', async (_case, body) => {
       await refusedWith(body());
     });
@@ -183,7 +227,11 @@ describe('submissions: grading with a rubric', () => {
     it('a rubric given for a task without one (even [])', async () => {
       const { id: bare } = await createTask(ctx, room.classId, room.owner);
       const { id } = await putSubmission(ctx, bare, room.member, 'x');
-      for (const body of [{ rubric: [choose(rubric, 'Argument', 'Fair')] }, { rubric: [] }, { rubric: [], score: 1 }]) {
+      for (const body of [
+        { rubric: [choose(rubric, 'Argument', 'Fair')] },
+        { rubric: [] },
+        { rubric: [], score: 1 },
+      ]) {
         const res = await grade(bare, id, body);
         expect([res.status, res.body]).toEqual([400, apiError('VALIDATION_ERROR')]);
       }
@@ -199,7 +247,12 @@ describe('submissions: grading with a rubric', () => {
       ['a non-member', 'outsider', 403],
     ] as const)('grading with a rubric as %s (%s) answers %d', async (_role, who: Role, status) => {
       const { taskId, rubric, submissionId } = await assessable();
-      const res = await grade(taskId, submissionId, { rubric: [choose(rubric, 'Argument', 'Fair')] }, room[who]);
+      const res = await grade(
+        taskId,
+        submissionId,
+        { rubric: [choose(rubric, 'Argument', 'Fair')] },
+        room[who],
+      );
       expect(res.status).toBe(status);
       if (status !== 200) expect(res.body).toEqual(apiError('FORBIDDEN'));
       expect(await storedAssessment(submissionId)).toHaveLength(status === 200 ? 1 : 0);
@@ -216,11 +269,20 @@ describe('submissions: grading with a rubric', () => {
   });
 
   describe('grade release hides the assessment as it hides the score', () => {
-    const HIDDEN = { score: null, feedback: null, reviewerId: null, reviewedAt: null, isExemplary: false, rubricAssessment: null };
+    const HIDDEN = {
+      score: null,
+      feedback: null,
+      reviewerId: null,
+      reviewedAt: null,
+      isExemplary: false,
+      rubricAssessment: null,
+    };
 
     it('MANUAL: the MEMBER submitter sees null everywhere until release; OWNER and ADMIN always see it', async () => {
       const { taskId, rubric, submissionId } = await assessable({ gradeRelease: 'MANUAL' });
-      await grade(taskId, submissionId, { rubric: [choose(rubric, 'Argument', 'Strong', 'Sharp')] }).expect(200);
+      await grade(taskId, submissionId, { rubric: [choose(rubric, 'Argument', 'Strong', 'Sharp')] }).expect(
+        200,
+      );
       const memberViews = async (): Promise<SubmissionJson[]> => [
         (await read(`/tasks/${taskId}/submissions/me`, room.member).expect(200)).body,
         (await read(`/submissions/${submissionId}`, room.member).expect(200)).body,
@@ -237,11 +299,13 @@ describe('submissions: grading with a rubric', () => {
       expect((await read(`/tasks/${taskId}/submissions/${submissionId}`, room.member)).status).toBe(403);
       const assessment = [{ ...choose(rubric, 'Argument', 'Strong'), points: 5, comment: 'Sharp' }];
       for (const grader of [room.owner, room.admin]) {
-        expect((await read(`/submissions/${submissionId}`, grader).expect(200)).body.rubricAssessment).toEqual(assessment);
+        expect(
+          (await read(`/submissions/${submissionId}`, grader).expect(200)).body.rubricAssessment,
+        ).toEqual(assessment);
         const list = (await read(`/tasks/${taskId}/submissions`, grader).expect(200)).body;
-        expect(list.find((row: { userId: string }) => row.userId === room.member.id).submission.rubricAssessment).toEqual(
-          assessment,
-        );
+        expect(
+          list.find((row: { userId: string }) => row.userId === room.member.id).submission.rubricAssessment,
+        ).toEqual(assessment);
       }
 
       await ctx.http
@@ -249,23 +313,31 @@ describe('submissions: grading with a rubric', () => {
         .set('Authorization', room.owner.auth)
         .send({})
         .expect(200);
-      for (const view of await memberViews()) expect(view).toMatchObject({ score: 5, rubricAssessment: assessment });
+      for (const view of await memberViews())
+        expect(view).toMatchObject({ score: 5, rubricAssessment: assessment });
     });
 
     it('an assessment alone (score: null) is a grade: hidden under MANUAL until released, shown at once under IMMEDIATE', async () => {
       const manual = await assessable({ gradeRelease: 'MANUAL' });
-      await grade(manual.taskId, manual.submissionId, { score: null, rubric: [choose(manual.rubric, 'Style', 'Rough')] }).expect(200);
-      expect((await read(`/submissions/${manual.submissionId}`, room.member).expect(200)).body.rubricAssessment).toBeNull();
+      await grade(manual.taskId, manual.submissionId, {
+        score: null,
+        rubric: [choose(manual.rubric, 'Style', 'Rough')],
+      }).expect(200);
+      expect(
+        (await read(`/submissions/${manual.submissionId}`, room.member).expect(200)).body.rubricAssessment,
+      ).toBeNull();
       const released = await ctx.http
         .post(`/tasks/${manual.taskId}/grades/release`)
         .set('Authorization', room.owner.auth)
         .send({})
         .expect(200);
       expect(released.body).toEqual({ released: 1 });
-      expect((await read(`/submissions/${manual.submissionId}`, room.member).expect(200)).body).toMatchObject({
-        score: null,
-        rubricAssessment: [{ points: 0 }],
-      });
+      expect((await read(`/submissions/${manual.submissionId}`, room.member).expect(200)).body).toMatchObject(
+        {
+          score: null,
+          rubricAssessment: [{ points: 0 }],
+        },
+      );
       const [notice] = await ctx.db.query(
         `SELECT count(*)::int AS n FROM notifications WHERE type = 'GRADE_RELEASED' AND task_id = $1`,
         [manual.taskId],
@@ -326,7 +398,11 @@ describe('submissions: grading with a rubric', () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
         replay = await grade(taskId, submissionId, body, room.owner, key);
       }
-      expect([replay.status, replay.headers['idempotent-replayed'], replay.body.score]).toEqual([200, 'true', 5]);
+      expect([replay.status, replay.headers['idempotent-replayed'], replay.body.score]).toEqual([
+        200,
+        'true',
+        5,
+      ]);
       expect(await storedAssessment(submissionId)).toHaveLength(1);
     });
   });
@@ -357,7 +433,9 @@ describe('submissions: grading with a rubric', () => {
       try {
         // The grading takes the task's share lock, then waits here for the submission row.
         await runner.query(`SELECT 1 FROM submissions WHERE id = $1 FOR UPDATE`, [submissionId]);
-        grading = grade(taskId, submissionId, { rubric: [choose(rubric, 'Argument', 'Fair')] }).then((r) => r);
+        grading = grade(taskId, submissionId, { rubric: [choose(rubric, 'Argument', 'Fair')] }).then(
+          (r) => r,
+        );
         await waitForLockWaiters(ctx.db, 1);
         replacing = ctx.http
           .put(`/tasks/${taskId}/rubric`)
@@ -371,7 +449,9 @@ describe('submissions: grading with a rubric', () => {
       }
       const [graded, replaced] = await Promise.all([grading!, replacing!]);
       expect(graded.status).toBe(200);
-      expect(graded.body.rubricAssessment).toEqual([{ ...choose(rubric, 'Argument', 'Fair'), points: 3, comment: null }]);
+      expect(graded.body.rubricAssessment).toEqual([
+        { ...choose(rubric, 'Argument', 'Fair'), points: 3, comment: null },
+      ]);
       expect([replaced.status, replaced.body]).toEqual([409, apiError('RUBRIC_IN_USE')]);
       expect((await read(`/tasks/${taskId}/rubric`, room.owner).expect(200)).body).toEqual(rubric);
       expect(await dangling()).toBe(0);
@@ -419,7 +499,11 @@ describe('submissions: grading with a rubric', () => {
       let replacing: Promise<{ status: number }>;
       try {
         await runner.query(`SELECT 1 FROM rubric_levels WHERE id = $1 FOR UPDATE`, [fair.levelId]);
-        replacing = ctx.http.put(`/tasks/${taskId}/rubric`).set('Authorization', room.owner.auth).send(body).then((r) => r);
+        replacing = ctx.http
+          .put(`/tasks/${taskId}/rubric`)
+          .set('Authorization', room.owner.auth)
+          .send(body)
+          .then((r) => r);
         await waitForLockWaiters(ctx.db, 1);
         grading = grade(taskId, submissionId, { rubric: [fair] }).then((r) => r);
         await waitForLockWaiters(ctx.db, 2);
@@ -430,7 +514,10 @@ describe('submissions: grading with a rubric', () => {
       const [replaced, graded] = await Promise.all([replacing!, grading!]);
       expect(replaced.status).toBe(200);
       expect(graded.status).toBe(200);
-      expect(graded.body).toMatchObject({ score: 4, rubricAssessment: [{ levelId: fair.levelId, points: 4 }] });
+      expect(graded.body).toMatchObject({
+        score: 4,
+        rubricAssessment: [{ levelId: fair.levelId, points: 4 }],
+      });
       expect(await dangling()).toBe(0);
     });
 
@@ -438,10 +525,15 @@ describe('submissions: grading with a rubric', () => {
       const { taskId, rubric, submissionId } = await assessable();
       const second = await putSubmission(ctx, taskId, room.admin, 'admin essay');
       const gradings = [submissionId, second.id].flatMap((id) =>
-        ['Fair', 'Weak', 'Strong'].map((level) => grade(taskId, id, { rubric: [choose(rubric, 'Argument', level)] })),
+        ['Fair', 'Weak', 'Strong'].map((level) =>
+          grade(taskId, id, { rubric: [choose(rubric, 'Argument', level)] }),
+        ),
       );
       const replacements = [0, 1, 2].map((level) =>
-        ctx.http.put(`/tasks/${taskId}/rubric`).set('Authorization', room.owner.auth).send(withoutLevel(rubric, 0, level)),
+        ctx.http
+          .put(`/tasks/${taskId}/rubric`)
+          .set('Authorization', room.owner.auth)
+          .send(withoutLevel(rubric, 0, level)),
       );
       const answers = await Promise.all([...gradings, ...replacements]);
       for (const res of answers) expect([200, 400, 409]).toContain(res.status);
@@ -449,7 +541,9 @@ describe('submissions: grading with a rubric', () => {
       // The stored assessments name levels the rubric still has.
       const current = (await read(`/tasks/${taskId}/rubric`, room.owner).expect(200)).body as RubricJson;
       const levelIds = current.criteria.flatMap((c) => c.levels.map((level) => level.id));
-      const stored = await ctx.db.query(`SELECT level_id FROM rubric_assessments WHERE task_id = $1`, [taskId]);
+      const stored = await ctx.db.query(`SELECT level_id FROM rubric_assessments WHERE task_id = $1`, [
+        taskId,
+      ]);
       for (const row of stored) expect(levelIds).toContain(row.level_id);
     });
   });

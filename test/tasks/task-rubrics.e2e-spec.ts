@@ -185,7 +185,13 @@ describe("rubrics: a task's criteria and levels", () => {
       const { id } = await task();
       const rubric = await putRubric(ctx, id, room.owner, {
         criteria: [
-          { title: 'A', levels: [{ title: 'x', points: 0.1 }, { title: 'y', points: 0.1 }] },
+          {
+            title: 'A',
+            levels: [
+              { title: 'x', points: 0.1 },
+              { title: 'y', points: 0.1 },
+            ],
+          },
           { title: 'B', levels: [{ title: 'z', points: 0.2 }] },
         ],
       });
@@ -206,7 +212,8 @@ describe("rubrics: a task's criteria and levels", () => {
         return [detail, list.find((t) => t.id === id)!, mine.find((t) => t.id === id)!];
       };
       for (const user of [room.owner, room.admin, room.member]) {
-        for (const read of await reads(user)) expect(read).toMatchObject({ hasRubric: false, maxPoints: null });
+        for (const read of await reads(user))
+          expect(read).toMatchObject({ hasRubric: false, maxPoints: null });
       }
       await putRubric(ctx, id, room.owner);
       for (const user of [room.owner, room.admin, room.member]) {
@@ -215,11 +222,15 @@ describe("rubrics: a task's criteria and levels", () => {
         }
       }
       const list = (
-        await ctx.http.get(`/classes/${room.classId}/tasks`).set('Authorization', room.member.auth).expect(200)
+        await ctx.http
+          .get(`/classes/${room.classId}/tasks`)
+          .set('Authorization', room.member.auth)
+          .expect(200)
       ).body as TaskJson[];
       expect(list.find((t) => t.id === other.id)).toMatchObject({ hasRubric: false, maxPoints: null });
       await remove(id, room.owner).expect(204);
-      for (const read of await reads(room.member)) expect(read).toMatchObject({ hasRubric: false, maxPoints: null });
+      for (const read of await reads(room.member))
+        expect(read).toMatchObject({ hasRubric: false, maxPoints: null });
     });
   });
 
@@ -245,14 +256,23 @@ describe("rubrics: a task's criteria and levels", () => {
       ['an unknown criterion field', { criteria: [criterion(1, { weight: 2 })] }],
       ['an unknown top-level field', { criteria: [criterion()], name: 'x' }],
       ['an empty level title', { criteria: [{ title: 'C', levels: [{ title: '', points: 1 }] }] }],
-      ['a level title of 101', { criteria: [{ title: 'C', levels: [{ title: 'x'.repeat(101), points: 1 }] }] }],
+      [
+        'a level title of 101',
+        { criteria: [{ title: 'C', levels: [{ title: 'x'.repeat(101), points: 1 }] }] },
+      ],
       ['negative points', { criteria: [{ title: 'C', levels: [{ title: 'L', points: -1 }] }] }],
       ['points over 100,000', { criteria: [{ title: 'C', levels: [{ title: 'L', points: 100000.01 }] }] }],
       ['three decimals', { criteria: [{ title: 'C', levels: [{ title: 'L', points: 1.234 }] }] }],
       ['points as a string', { criteria: [{ title: 'C', levels: [{ title: 'L', points: '1' }] }] }],
       ['no points', { criteria: [{ title: 'C', levels: [{ title: 'L' }] }] }],
-      ['a level id that is not a UUID', { criteria: [{ title: 'C', levels: [{ id: 1, title: 'L', points: 1 }] }] }],
-      ['an unknown level field', { criteria: [{ title: 'C', levels: [{ title: 'L', points: 1, color: 'red' }] }] }],
+      [
+        'a level id that is not a UUID',
+        { criteria: [{ title: 'C', levels: [{ id: 1, title: 'L', points: 1 }] }] },
+      ],
+      [
+        'an unknown level field',
+        { criteria: [{ title: 'C', levels: [{ title: 'L', points: 1, color: 'red' }] }] },
+      ],
     ])('refuses %s with 400 and writes nothing', async (_case, body) => {
       const { id } = await task();
       expect((await put(id, room.owner, body)).body).toEqual(apiError('VALIDATION_ERROR'));
@@ -289,7 +309,12 @@ describe("rubrics: a task's criteria and levels", () => {
       twiceLevel.criteria[1].levels[0].id = argument.levels[0].id;
       expect((await put(id, room.owner, twiceLevel)).body).toEqual(apiError('VALIDATION_ERROR'));
       const made = randomUUID();
-      const twiceMadeUp = { criteria: [{ ...ESSAY_RUBRIC.criteria[0], id: made }, { ...style, id: made }] };
+      const twiceMadeUp = {
+        criteria: [
+          { ...ESSAY_RUBRIC.criteria[0], id: made },
+          { ...style, id: made },
+        ],
+      };
       expect((await put(id, room.owner, twiceMadeUp)).body).toEqual(apiError('VALIDATION_ERROR'));
       expect((await get(id, room.owner)).body).toEqual(rubric);
     });
@@ -302,12 +327,19 @@ describe("rubrics: a task's criteria and levels", () => {
       const [argument, style] = first.criteria;
       const second = await putRubric(ctx, id, room.owner, {
         criteria: [
-          { id: style.id, title: 'Style and tone', levels: [{ id: style.levels[1].id, title: 'Rough', points: 1 }] },
+          {
+            id: style.id,
+            title: 'Style and tone',
+            levels: [{ id: style.levels[1].id, title: 'Rough', points: 1 }],
+          },
           {
             id: argument.id.toUpperCase(),
             title: 'Argument',
             description: null,
-            levels: [{ id: argument.levels[0].id, title: 'Strong', points: 6 }, { title: 'New', points: 2 }],
+            levels: [
+              { id: argument.levels[0].id, title: 'Strong', points: 6 },
+              { title: 'New', points: 2 },
+            ],
           },
           { title: 'Sources', levels: [{ title: 'Cited', points: 2 }] },
         ],
@@ -336,12 +368,25 @@ describe("rubrics: a task's criteria and levels", () => {
       const madeUp = randomUUID();
       const rubric = await putRubric(ctx, id, room.owner, {
         criteria: [
-          { id: madeUp, title: 'Made up', levels: [{ id: foreign.criteria[0].levels[0].id, title: 'L', points: 1 }] },
-          { id: foreign.criteria[1].id, title: 'Foreign', levels: [{ id: madeUp.replace(/.$/, '0'), title: 'M', points: 2 }] },
+          {
+            id: madeUp,
+            title: 'Made up',
+            levels: [{ id: foreign.criteria[0].levels[0].id, title: 'L', points: 1 }],
+          },
+          {
+            id: foreign.criteria[1].id,
+            title: 'Foreign',
+            levels: [{ id: madeUp.replace(/.$/, '0'), title: 'M', points: 2 }],
+          },
         ],
       });
       const ids = rubric.criteria.flatMap((c) => [c.id, ...c.levels.map((level) => level.id)]);
-      const given = [madeUp, madeUp.replace(/.$/, '0'), foreign.criteria[0].levels[0].id, foreign.criteria[1].id];
+      const given = [
+        madeUp,
+        madeUp.replace(/.$/, '0'),
+        foreign.criteria[0].levels[0].id,
+        foreign.criteria[1].id,
+      ];
       expect(ids.filter((value) => given.includes(value))).toEqual([]);
       // The other task's rubric is untouched.
       expect((await get(other.id, room.owner)).body).toEqual(foreign);
@@ -409,7 +454,9 @@ describe("rubrics: a task's criteria and levels", () => {
       const res = await remove(taskId, room.owner);
       expect([res.status, res.body]).toEqual([409, apiError('RUBRIC_IN_USE')]);
       expect((await get(taskId, room.owner)).body).toEqual(rubric);
-      expect((await ctx.http.get(`/tasks/${taskId}`).set('Authorization', room.owner.auth)).body).toMatchObject({
+      expect(
+        (await ctx.http.get(`/tasks/${taskId}`).set('Authorization', room.owner.auth)).body,
+      ).toMatchObject({
         hasRubric: true,
         maxPoints: ESSAY_MAX_POINTS,
       });
@@ -439,12 +486,13 @@ describe("rubrics: a task's criteria and levels", () => {
     });
 
     it('lifts once the assessment is cleared', async () => {
-      const [{ id: submissionId }] = await ctx.db.query(
-        `SELECT id FROM submissions WHERE task_id = $1`,
-        [taskId],
-      );
+      const [{ id: submissionId }] = await ctx.db.query(`SELECT id FROM submissions WHERE task_id = $1`, [
+        taskId,
+      ]);
       await grade(taskId, submissionId, { rubric: [] }).expect(200);
-      await putRubric(ctx, taskId, room.owner, { criteria: [{ title: 'Only', levels: [{ title: 'L', points: 1 }] }] });
+      await putRubric(ctx, taskId, room.owner, {
+        criteria: [{ title: 'Only', levels: [{ title: 'L', points: 1 }] }],
+      });
       await remove(taskId, room.owner).expect(204);
     });
 

@@ -101,6 +101,8 @@ describe('task lists cost a fixed number of SQL statements', () => {
     expect(body.filter((t) => t.blockedBy.length > 0).length).toBeGreaterThanOrEqual(99);
     expect(body.some((t) => t.isLocked) && body.some((t) => !t.isLocked)).toBe(true);
     expect(body.filter((t) => t.hasRubric).every((t) => t.maxPoints === 12.5)).toBe(true);
-    expect(body.some((t) => t.hasRubric) && body.some((t) => !t.hasRubric && t.maxPoints === null)).toBe(true);
+    expect(body.some((t) => t.hasRubric) && body.some((t) => !t.hasRubric && t.maxPoints === null)).toBe(
+      true,
+    );
   });
 });
