@@ -374,6 +374,55 @@ async function seedLive(db, { streamUsers, feedClasses, tasksPerClass }) {
   });
 }
 
+/**
+ * Grading: a class of `members` MEMBERs, one published task (grades released at once) with a rubric of
+ * `criteria` criteria of `levels` levels, every member's submission to it. Answers the owner, the task, the
+ * submission ids and the rubric's ids ({criterionId, levelIds} per criterion, levels by points, highest first).
+ */
+async function seedGrading(db, { members, criteria, levels }) {
+  const passwordHash = hashSync(BENCH_PASSWORD, BCRYPT_COST);
+  return inTransaction(db, async () => {
+    const { owner, classId } = await createOwnedClass(db, 'Grading class', 'g', members, passwordHash);
+    const [taskId] = await createTasks(db, classId, owner.id, 1);
+    await db.query(`UPDATE tasks SET start_at = NULL, due_at = now() + interval '7 days' WHERE id = $1`, [
+      taskId,
+    ]);
+    const submissions = await all(
+      db,
+      `INSERT INTO submissions (task_id, user_id, content)
+       SELECT $1, m.user_id, repeat('My answer, with an argument and an example. ', 12)
+         FROM class_members m WHERE m.class_id = $2 AND m.role = 'MEMBER'
+       RETURNING id`,
+      [taskId, classId],
+    );
+    await db.query(`INSERT INTO task_rubrics (task_id) VALUES ($1)`, [taskId]);
+    const rubric = [];
+    for (let c = 0; c < criteria; c += 1) {
+      const { id: criterionId } = await one(
+        db,
+        `INSERT INTO rubric_criteria (id, task_id, position, title, description)
+         VALUES (gen_random_uuid(), $1, $2, $3, 'What the criterion looks at, in a sentence.') RETURNING id`,
+        [taskId, c, `Criterion ${c + 1}`],
+      );
+      const levelRows = await all(
+        db,
+        `INSERT INTO rubric_levels (id, criterion_id, position, title, points)
+         SELECT gen_random_uuid(), $1, g, 'Level ' || g, ($2::int - 1 - g) * 2.5 FROM generate_series(0, $2::int - 1) g
+         ORDER BY g
+         RETURNING id`,
+        [criterionId, levels],
+      );
+      rubric.push({ criterionId, levelIds: levelRows.map((row) => row.id) });
+    }
+    await db.query(`UPDATE tasks SET rubric_max_points = $2 WHERE id = $1`, [
+      taskId,
+      criteria * (levels - 1) * 2.5,
+    ]);
+    await markNotified(db);
+    return { owner, classId, taskId, submissionIds: submissions.map((row) => row.id), rubric };
+  });
+}
+
 module.exports = {
   BENCH_PASSWORD,
   PAGE_SIZE,
@@ -383,4 +432,5 @@ module.exports = {
   seedFanout,
   seedReminders,
   seedLive,
+  seedGrading,
 };

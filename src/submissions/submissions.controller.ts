@@ -155,11 +155,19 @@ export class SubmissionsController {
 
   @Patch(':submissionId/grade')
   @TaskManagerRoute({ notFound: NO_SUBMISSION })
-  @ApiOperation({ summary: 'OWNER/ADMIN: grade; sets reviewerId to the caller and reviewedAt to now' })
+  @ApiOperation({
+    summary: 'OWNER/ADMIN: grade; sets reviewerId to the caller and reviewedAt to now',
+    description:
+      "`rubric` assesses with the task's rubric: one level per criterion, replacing the whole assessment " +
+      "([] clears it); without `score` in the request the score becomes the sum of the levels' points. The " +
+      'assessment, its score and the grade are written together.',
+  })
   @ApiOkResponse({ type: SubmissionResponse })
   @ApiBadRequestResponse({
     type: ErrorResponse,
-    description: 'VALIDATION_ERROR: no field, bad value, or isExemplary without a score',
+    description:
+      'VALIDATION_ERROR: no field, bad value, isExemplary without a score, or a rubric for a task without ' +
+      "one, a criterion given twice, or a criterion or level that is not of the task's rubric",
   })
   @IdempotentWrite()
   grade(

@@ -296,6 +296,7 @@ describe('submissions', () => {
         isExemplary: false,
         isLate: false,
         releasedAt: null,
+        rubricAssessment: null,
       });
       expect((await getMine(taskId, member).expect(200)).body).toEqual(created.body);
 
@@ -940,6 +941,7 @@ describe('submissions', () => {
           'isExemplary',
           'isLate',
           'releasedAt',
+          'rubricAssessment',
         ].sort(),
       );
       expect((await list(taskId, owner).expect(200)).body).toEqual(res.body);
