@@ -53,8 +53,10 @@ describe('task lists cost a fixed number of SQL statements', () => {
   let cls: ClassWithRoles;
 
   beforeAll(async () => {
-    // Without the token-user cache every measured request authenticates alike (one statement).
-    ctx = await createTestApp({ AUTH_CACHE_TTL_MS: '0' });
+    // Without the token-user cache every measured request authenticates alike (one statement). The seed's
+    // bulk inserts (thousands of submissions through their count triggers) may take longer than an
+    // interactive statement on a busy machine.
+    ctx = await createTestApp({ AUTH_CACHE_TTL_MS: '0', DATABASE_QUERY_TIMEOUT_MS: '30000' });
     counter = attachQueryCounter(ctx);
     cls = await createClassWithRoles(ctx);
   });
