@@ -215,7 +215,15 @@ describe("rubrics: a task's criteria and levels", () => {
         for (const read of await reads(user))
           expect(read).toMatchObject({ hasRubric: false, maxPoints: null });
       }
+      const before = await ctx.http.get(`/tasks/${id}`).set('Authorization', room.member.auth).expect(200);
       await putRubric(ctx, id, room.owner);
+      // The task's tag follows: a client holding the old one reads the task again.
+      const after = await ctx.http
+        .get(`/tasks/${id}`)
+        .set('Authorization', room.member.auth)
+        .set('If-None-Match', before.headers.etag)
+        .expect(200);
+      expect(after.headers.etag).not.toBe(before.headers.etag);
       for (const user of [room.owner, room.admin, room.member]) {
         for (const read of await reads(user)) {
           expect(read).toMatchObject({ hasRubric: true, maxPoints: ESSAY_MAX_POINTS });
