@@ -296,6 +296,8 @@ describe('submissions', () => {
         isExemplary: false,
         isLate: false,
         releasedAt: null,
+        version: 1,
+        status: 'SUBMITTED',
       });
       expect((await getMine(taskId, member).expect(200)).body).toEqual(created.body);
 
@@ -940,6 +942,8 @@ describe('submissions', () => {
           'isExemplary',
           'isLate',
           'releasedAt',
+          'version',
+          'status',
         ].sort(),
       );
       expect((await list(taskId, owner).expect(200)).body).toEqual(res.body);
