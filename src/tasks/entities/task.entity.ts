@@ -30,6 +30,10 @@ export class Task {
   @Column({ type: 'varchar', length: 10, default: GradeRelease.IMMEDIATE })
   gradeRelease: GradeRelease;
 
+  /** The rubric's maximum, kept by the rubric's writes; null without a rubric. */
+  @Column({ type: 'numeric', precision: 12, scale: 2, nullable: true })
+  rubricMaxPoints: string | null;
+
   @Column({ type: 'uuid', array: true, default: () => `'{}'` })
   blockedBy: string[];
 
