@@ -14,6 +14,7 @@ import { setNotificationTypes } from './lib/notification-types';
  *   version that removed it: its file stays stored, readable and counted against its submitter's quota until
  *   the submission itself goes. A file key is in exactly one of the two tables.
  * - The notification type SUBMISSION_RETURNED.
+ * - `ix_submissions_user` covers what the gradebook's cells read, so a page of members reads index pages only.
  *
  * Existing submissions become version 1, SUBMITTED, their content and attachments that version's.
  */
@@ -28,6 +29,10 @@ export class SubmissionVersions1764002200000 implements MigrationInterface {
         ADD COLUMN status varchar(12) NOT NULL DEFAULT 'SUBMITTED'
           CONSTRAINT ck_submissions_status CHECK (status IN ('SUBMITTED', 'RETURNED', 'RESUBMITTED'));
       UPDATE submissions SET version_started_at = first_submitted_at;
+      -- A member's submissions with what a gradebook cell shows, read from the index alone.
+      DROP INDEX ix_submissions_user;
+      CREATE INDEX ix_submissions_user ON submissions (user_id, task_id)
+        INCLUDE (status, score, first_submitted_at, released_at, version);
 
       CREATE TABLE submission_versions (
         id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -67,7 +72,9 @@ export class SubmissionVersions1764002200000 implements MigrationInterface {
       DROP TABLE submission_attachment_history;
       ALTER TABLE submission_attachments DROP COLUMN added_version;
       DROP TABLE submission_versions;
+      DROP INDEX ix_submissions_user;
       ALTER TABLE submissions DROP COLUMN status, DROP COLUMN version_started_at, DROP COLUMN version;
+      CREATE INDEX ix_submissions_user ON submissions (user_id);
     `);
     await setNotificationTypes(queryRunner, (types) =>
       types.filter((type) => type !== 'SUBMISSION_RETURNED'),

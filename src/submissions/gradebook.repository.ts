@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { PoolClient } from 'pg';
 import QueryStream from 'pg-query-stream';
 import { DataSource } from 'typeorm';
-import { memberDeadlineSql, memberSeesTaskSql } from '../access/task-rules.sql';
+import { extendedDueAtSql, memberSeesTaskSql } from '../access/task-rules.sql';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { isoSql } from '../common/utils/time';
 import { one, Prepared } from '../database/sql';
@@ -88,30 +88,32 @@ const TASKS_JSON = `(SELECT coalesce(json_agg(json_build_object('id', c.id, 'tit
      FROM cols c)`;
 
 /**
- * The cells of member `member` (SQL of a user id) over the columns `cols`, and their `graded` count and
- * `total_score`, as a one-row subquery for `CROSS JOIN LATERAL`. The member's own deadline (their extension's
- * when later) decides MISSING and lateness. `releasedOnly`: a grade the submitter cannot see yet counts as
- * no grade (the submitter's own view).
+ * The cells of member `member` (SQL of a user id) of class `$1` over the columns `cols`, and their `graded`
+ * count and `total_score`, as a one-row subquery for `CROSS JOIN LATERAL`. The member's own deadline (their
+ * extension's when later) decides MISSING and lateness. `releasedOnly`: a grade the submitter cannot see yet
+ * counts as no grade (the submitter's own view). The member's submissions come from one range of
+ * `ix_submissions_user`, which covers the columns read here, and their extensions from one of
+ * `ix_task_extensions_member`: a page reads no submission row, whatever the class size.
  */
 const gridSql = (member: string, releasedOnly: boolean): string => {
   const score = releasedOnly ? 'CASE WHEN s.released_at IS NOT NULL THEN s.score END' : 's.score';
   return `SELECT coalesce(json_agg(json_build_object(
              'taskId', c.id,
-             'status', CASE WHEN s.id IS NULL
-                              THEN CASE WHEN deadline.due_at < now() THEN 'MISSING' ELSE 'NOT_DUE' END
+             'status', CASE WHEN s.user_id IS NULL
+                              THEN CASE WHEN cell.due_at < now() THEN 'MISSING' ELSE 'NOT_DUE' END
                             WHEN s.status = '${SubmissionStatus.RETURNED}' THEN 'RETURNED'
-                            WHEN visible.score IS NOT NULL THEN 'GRADED'
+                            WHEN cell.score IS NOT NULL THEN 'GRADED'
                             ELSE 'SUBMITTED' END,
-             'score', visible.score,
-             'isLate', coalesce(s.first_submitted_at > deadline.due_at, false),
+             'score', cell.score,
+             'isLate', coalesce(s.first_submitted_at > cell.due_at, false),
              'releasedAt', ${isoSql('s.released_at')},
              'version', s.version) ORDER BY c.ord), '[]') AS cells,
-           count(visible.score)::int AS graded,
-           coalesce(sum(visible.score), 0) AS total_score
+           count(cell.score)::int AS graded,
+           coalesce(sum(cell.score), 0) AS total_score
       FROM cols c
       LEFT JOIN submissions s ON s.task_id = c.id AND s.user_id = ${member}
-     CROSS JOIN LATERAL (SELECT ${score} AS score) visible
-     CROSS JOIN LATERAL ${memberDeadlineSql('c', member)} deadline`;
+      LEFT JOIN task_extensions e ON e.class_id = $1 AND e.task_id = c.id AND e.user_id = ${member}
+     CROSS JOIN LATERAL (SELECT ${score} AS score, ${extendedDueAtSql('c', 'e')} AS due_at) cell`;
 };
 
 /** A gradebook row as JSON (aliases: `p` the member's page row, `grid` its `gridSql`). */
@@ -166,12 +168,13 @@ const OWN_ROW = `WITH cols AS MATERIALIZED (${COLUMNS})
  */
 const CSV_ROWS = `SELECT ${DISPLAY_NAME} AS "displayName", u.student_id AS "studentId",
        ARRAY(SELECT CASE WHEN s.score IS NOT NULL THEN trim_scale(s.score)::text
-                         WHEN s.id IS NULL AND deadline.due_at < now() THEN 'missing'
-                         WHEN s.first_submitted_at > deadline.due_at THEN 'late' END
+                         WHEN s.user_id IS NULL AND cell.due_at < now() THEN 'missing'
+                         WHEN s.first_submitted_at > cell.due_at THEN 'late' END
                FROM unnest($2::uuid[]) WITH ORDINALITY AS col(id, ord)
                JOIN tasks c ON c.id = col.id
                LEFT JOIN submissions s ON s.task_id = c.id AND s.user_id = u.id
-              CROSS JOIN LATERAL ${memberDeadlineSql('c', 'u.id')} deadline
+               LEFT JOIN task_extensions e ON e.class_id = $1 AND e.task_id = c.id AND e.user_id = u.id
+              CROSS JOIN LATERAL (SELECT ${extendedDueAtSql('c', 'e')} AS due_at) cell
               ORDER BY col.ord) AS cells
   FROM class_members m JOIN users u ON u.id = m.user_id
  WHERE m.class_id = $1 AND m.role = '${ClassRole.MEMBER}'
