@@ -423,6 +423,58 @@ async function seedGrading(db, { members, criteria, levels }) {
   });
 }
 
+/**
+ * The gradebook's class: `members` MEMBERs and `tasks` published tasks (due dates spread around now, every
+ * fifth with a rubric maximum); about half the cells submitted, about a third of all cells graded (released),
+ * a few returned, a few extensions. Answers the owner, the class and one of its tasks.
+ */
+async function seedGradebook(db, members, tasks) {
+  const passwordHash = hashSync(BENCH_PASSWORD, BCRYPT_COST);
+  return inTransaction(db, async () => {
+    const school = await one(db, `INSERT INTO schools (name) VALUES ('Bench School') RETURNING id`);
+    const [owner] = await createUsers(db, 'owner', 1, { schoolId: school.id, passwordHash, personal: true });
+    const users = await createUsers(db, 'g', members, { schoolId: school.id, passwordHash });
+    const classId = await createClass(
+      db,
+      'Gradebook class',
+      owner.id,
+      users.map((u) => ({ id: u.id, role: 'MEMBER' })),
+      school.id,
+    );
+    const taskIds = await createTasks(db, classId, owner.id, tasks);
+    await db.query(
+      `UPDATE tasks SET start_at = NULL, rubric_max_points = CASE WHEN abs(hashtext(id::text)) % 5 = 0 THEN 20 END
+        WHERE class_id = $1`,
+      [classId],
+    );
+    await db.query(
+      `INSERT INTO submissions (task_id, user_id, content, first_submitted_at, last_updated_at, score, reviewer_id,
+                                reviewed_at, released_at, status, version)
+       SELECT t.id, m.user_id, 'My answer', t.due_at - interval '1 hour' + (h % 3) * interval '1 hour',
+              t.due_at - interval '1 hour',
+              CASE WHEN h % 3 < 2 THEN (h % 2000) / 100.0 END,
+              CASE WHEN h % 3 < 2 THEN $2::uuid END,
+              CASE WHEN h % 3 < 2 THEN now() END,
+              CASE WHEN h % 3 < 2 THEN now() END,
+              CASE WHEN h % 50 = 0 THEN 'RETURNED' ELSE 'SUBMITTED' END,
+              1 + h % 3
+         FROM tasks t JOIN class_members m ON m.class_id = t.class_id AND m.role = 'MEMBER'
+        CROSS JOIN LATERAL (SELECT abs(hashtext(t.id::text || m.user_id::text)) AS h) k
+        WHERE t.class_id = $1 AND (h / 3) % 2 = 0`,
+      [classId, owner.id],
+    );
+    await db.query(
+      `INSERT INTO task_extensions (task_id, user_id, class_id, due_at, created_by)
+       SELECT t.id, m.user_id, t.class_id, t.due_at + interval '3 days', $2
+         FROM tasks t JOIN class_members m ON m.class_id = t.class_id AND m.role = 'MEMBER'
+        WHERE t.class_id = $1 AND abs(hashtext(t.id::text || m.user_id::text)) % 100 = 7`,
+      [classId, owner.id],
+    );
+    await markNotified(db);
+    return { owner, classId, taskId: taskIds[0] };
+  });
+}
+
 module.exports = {
   BENCH_PASSWORD,
   PAGE_SIZE,
@@ -433,4 +485,5 @@ module.exports = {
   seedReminders,
   seedLive,
   seedGrading,
+  seedGradebook,
 };

@@ -43,11 +43,19 @@ export const taskLockedSql = (task: string, role: string, userId: string): strin
  * Every rule that depends on a member's deadline reads it here, so an extension counts everywhere alike.
  */
 export const memberDeadlineSql = (task: string, userId: string): string =>
-  `(SELECT CASE WHEN ${task}.due_at IS NOT NULL THEN greatest(${task}.due_at, ext.due_at) END AS due_at,
+  `(SELECT ${extendedDueAtSql(task, 'ext')} AS due_at,
            coalesce(ext.allow_late_submission, ${task}.allow_late_submission) AS allow_late,
            ext.task_id IS NOT NULL AS extended
       FROM (SELECT 1) one
       LEFT JOIN task_extensions ext ON ext.task_id = ${task}.id AND ext.user_id = ${userId})`;
+
+/**
+ * The deadline of a member given their extension row `ext` (all null when none): the later of the task's dueAt
+ * and the extension's; null when the task has no dueAt. For statements that join the extensions of many
+ * members at once (the gradebook); one member's reads take `memberDeadlineSql`.
+ */
+export const extendedDueAtSql = (task: string, ext: string): string =>
+  `CASE WHEN ${task}.due_at IS NOT NULL THEN greatest(${task}.due_at, ${ext}.due_at) END`;
 
 /** The member's deadline (`due_at` of `memberDeadlineSql`) as a scalar expression. */
 export const memberDueAtSql = (task: string, userId: string): string =>

@@ -219,7 +219,7 @@ export class ClassesRepository {
 
   /**
    * Locks the class's tasks and submissions (so no attachment is added meanwhile) and answers the file keys
-   * of all their attachments.
+   * of all their attachments, those of older submission versions included.
    */
   async lockContentFileKeys(db: Tx, classId: string): Promise<string[]> {
     await rows(db, `SELECT count(*) FROM (SELECT 1 FROM tasks WHERE class_id = $1 FOR UPDATE) locked`, [
@@ -238,6 +238,11 @@ export class ClassesRepository {
          UNION ALL
          SELECT sa.file_key FROM submission_attachments sa
            JOIN submissions s ON s.id = sa.submission_id
+           JOIN tasks t ON t.id = s.task_id
+          WHERE t.class_id = $1
+         UNION ALL
+         SELECT h.file_key FROM submission_attachment_history h
+           JOIN submissions s ON s.id = h.submission_id
            JOIN tasks t ON t.id = s.task_id
           WHERE t.class_id = $1`,
       [classId],

@@ -8,6 +8,7 @@ import { FilesConfig, filesConfig } from './files.config';
 import { HttpConfig, httpConfig } from './http.config';
 import { MailConfig, mailConfig } from './mail.config';
 import { NotificationsConfig, notificationsConfig } from './notifications.config';
+import { SubmissionsConfig, submissionsConfig } from './submissions.config';
 
 export { ConfigError } from './env';
 export type { Env } from './env';
@@ -27,7 +28,8 @@ export interface AppConfig
     AiConfig,
     NotificationsConfig,
     FilesConfig,
-    ExportsConfig {}
+    ExportsConfig,
+    SubmissionsConfig {}
 
 /** The configuration before the start step `prepareDataDir`: a null JWT secret is the development one. */
 export type LoadedConfig = Omit<AppConfig, 'jwt'> & Pick<LoadedAuthConfig, 'jwt'>;
@@ -48,5 +50,6 @@ export function loadConfig(env: Env = process.env): LoadedConfig {
     ...notificationsConfig(env),
     ...filesConfig(env),
     ...exportsConfig(env),
+    ...submissionsConfig(env),
   };
 }

@@ -117,12 +117,13 @@ export class FileSweeper implements OnApplicationBootstrap {
   }
 }
 
-/** The keys no attachment row refers to. */
+/** The keys no attachment row refers to (an older version's of a submission included). */
 async function keysWithoutRow(client: Client, keys: string[]): Promise<string[]> {
   const { rows } = await client.query<{ key: string }>(
     `SELECT k.key FROM unnest($1::varchar[]) AS k(key)
       WHERE NOT EXISTS (SELECT 1 FROM task_attachments WHERE file_key = k.key)
-        AND NOT EXISTS (SELECT 1 FROM submission_attachments WHERE file_key = k.key)`,
+        AND NOT EXISTS (SELECT 1 FROM submission_attachments WHERE file_key = k.key)
+        AND NOT EXISTS (SELECT 1 FROM submission_attachment_history WHERE file_key = k.key)`,
     [keys],
   );
   return rows.map((row) => row.key);

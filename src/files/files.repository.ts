@@ -16,10 +16,15 @@ export interface StoredFileRow {
   size_bytes: string | null;
 }
 
-/** The bytes of the task files user $1 uploaded and of their submission files. */
+/**
+ * The bytes of the task files user $1 uploaded and of their submission files, those only older versions of a
+ * submission hold included (each file is in one of the two submission tables).
+ */
 const FILE_BYTES_OF_USER = `COALESCE((SELECT sum(size_bytes) FROM task_attachments WHERE uploaded_by = $1), 0)
   + COALESCE((SELECT sum(sa.size_bytes) FROM submission_attachments sa
-                JOIN submissions s ON s.id = sa.submission_id WHERE s.user_id = $1), 0)`;
+                JOIN submissions s ON s.id = sa.submission_id WHERE s.user_id = $1), 0)
+  + COALESCE((SELECT sum(h.size_bytes) FROM submission_attachment_history h
+                JOIN submissions s ON s.id = h.submission_id WHERE s.user_id = $1), 0)`;
 
 /** The per-user quota lock, held to the end of the transaction of `manager`. */
 async function lockQuotaOf(manager: Tx, userId: string): Promise<void> {
@@ -34,7 +39,10 @@ export class FilesRepository {
     private readonly transactions: Transactions,
   ) {}
 
-  /** The task or submission attachment stored under `fileKey`, with what its access rule needs. */
+  /**
+   * The task or submission attachment stored under `fileKey` (one an older version of a submission holds too),
+   * with what its access rule needs.
+   */
   findByKey(fileKey: string): Promise<StoredFileRow | null> {
     return one<StoredFileRow>(
       this.dataSource,
@@ -43,7 +51,11 @@ export class FilesRepository {
        UNION ALL
        SELECT s.task_id, s.user_id, sa.original_name, sa.mime_type, sa.size_bytes
          FROM submission_attachments sa JOIN submissions s ON s.id = sa.submission_id
-        WHERE sa.file_key = $1`,
+        WHERE sa.file_key = $1
+       UNION ALL
+       SELECT s.task_id, s.user_id, h.original_name, h.mime_type, h.size_bytes
+         FROM submission_attachment_history h JOIN submissions s ON s.id = h.submission_id
+        WHERE h.file_key = $1`,
       [fileKey],
     );
   }

@@ -10,6 +10,7 @@ import {
   Patch,
   Post,
   Put,
+  Query,
   Res,
   StreamableFile,
   UploadedFile,
@@ -18,6 +19,7 @@ import {
   ApiBadRequestResponse,
   ApiBearerAuth,
   ApiBody,
+  ApiConflictResponse,
   ApiCreatedResponse,
   ApiNoContentResponse,
   ApiOkResponse,
@@ -42,6 +44,7 @@ import { UploadedFileInfo } from '../files/multer-storage.engine';
 import { GradeSubmissionDto, MarkExemplaryDto } from './dto/grade-submission.dto';
 import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submission.response';
 import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
+import { ListVersionsQuery, ReturnSubmissionDto, SubmissionVersionsPage } from './dto/submission-history.dto';
 import { SubmissionsExportService } from './submissions-export.service';
 import { SubmissionsService } from './submissions.service';
 import { ApiNotModifiedResponse, IfMatch, IfMatchRoute, IfMatchTags } from '../common/http/entity-tags';
@@ -151,6 +154,54 @@ export class SubmissionsController {
     @Param('submissionId', new ParseUUIDPipe()) submissionId: string,
   ): Promise<SubmissionResponse> {
     return this.submissions.getOne(access, submissionId);
+  }
+
+  @Get(':submissionId/versions')
+  @TaskRoute({
+    forbidden: 'FORBIDDEN: a MEMBER asking for the versions of a submission of another member',
+    notFound: NO_SUBMISSION,
+  })
+  @ApiOperation({
+    summary: 'The versions of a submission, newest first: its submitter, and OWNER/ADMIN',
+    description:
+      'Each write by the submitter makes a version, except writes within the amend window of the current ' +
+      "version's start, which amend it. Files of older versions stay readable through their url.",
+  })
+  @ApiOkResponse({ type: SubmissionVersionsPage })
+  @ApiBadRequestResponse({ type: ErrorResponse, description: 'VALIDATION_ERROR: malformed cursor or limit' })
+  versions(
+    @CurrentAccess() access: TaskAccess,
+    @Param('submissionId', new ParseUUIDPipe()) submissionId: string,
+    @CurrentUser() user: AuthUser,
+    @Query() query: ListVersionsQuery,
+  ): Promise<SubmissionVersionsPage> {
+    return this.submissions.versions(access, user.id, submissionId, query);
+  }
+
+  @Post(':submissionId/return')
+  @TaskManagerRoute({ notFound: NO_SUBMISSION })
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    summary: 'OWNER/ADMIN: return a submission for revision; the submitter gets SUBMISSION_RETURNED',
+    description:
+      'The submitter may then write it again even after the deadline or with late submission closed; their ' +
+      'next write makes a new version with status RESUBMITTED, and the deadline holds again after it.',
+  })
+  @ApiBody({ type: ReturnSubmissionDto })
+  @ApiOkResponse({ type: SubmissionResponse, description: 'The submission, status RETURNED' })
+  @ApiBadRequestResponse({
+    type: ErrorResponse,
+    description: 'VALIDATION_ERROR: feedback not a string of at most 10,000',
+  })
+  @ApiConflictResponse({ type: ErrorResponse, description: 'CONFLICT: the submission is RETURNED already' })
+  @IdempotentWrite()
+  returnForRevision(
+    @CurrentAccess() access: TaskAccess,
+    @Param('submissionId', new ParseUUIDPipe()) submissionId: string,
+    @CurrentUser() user: AuthUser,
+    @Body() body: ReturnSubmissionDto,
+  ): Promise<SubmissionResponse> {
+    return this.submissions.returnForRevision(access, submissionId, user.id, body);
   }
 
   @Patch(':submissionId/grade')

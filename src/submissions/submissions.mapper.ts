@@ -8,7 +8,8 @@ import {
   SubmissionSummaryResponse,
 } from './dto/submission.response';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
-import { RosterRow, SubmissionRow, SubmissionSummaryRow } from './submissions.repository';
+import { RosterRow, SubmissionRow, SubmissionSummaryRow, VersionRow } from './submissions.repository';
+import { SubmissionVersionResponse } from './dto/submission-history.dto';
 
 /** numeric(12,2) arrives as a string ("12.50"); JSON carries it as a number (12.5). */
 export function scoreNumber(score: string | null): number | null {
@@ -36,6 +37,8 @@ export function toSummaryResponse(submission: SubmissionSummaryRow): SubmissionS
         points,
         comment,
       })) ?? null,
+    version: submission.version,
+    status: submission.status,
   };
 }
 
@@ -70,5 +73,18 @@ export function toListEntryResponse(
     submitted,
     attachments: submitted ? attachments.map(toAttachmentResponse) : [],
     submission: submitted ? toSummaryResponse(submission) : null,
+  };
+}
+
+export function toVersionResponse(
+  row: VersionRow,
+  attachments: StoredAttachment[],
+): SubmissionVersionResponse {
+  return {
+    version: row.version,
+    content: row.content,
+    attachments: attachments.map(toAttachmentResponse),
+    submittedAt: iso(row.submittedAt)!,
+    isLate: row.isLate,
   };
 }

@@ -2,6 +2,10 @@ import { Module } from '@nestjs/common';
 import { AccessModule } from '../access/access.module';
 import { FilesModule } from '../files/files.module';
 import { NotificationsModule } from '../notifications/notifications.module';
+import { CsvStreams } from './csv-streams';
+import { GradebookController } from './gradebook.controller';
+import { GradebookRepository } from './gradebook.repository';
+import { GradebookService } from './gradebook.service';
 import { GradeReleases } from './grade-releases.service';
 import { GradesController } from './grades.controller';
 import { SubmissionsExportService } from './submissions-export.service';
@@ -17,8 +21,16 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
  */
 @Module({
   imports: [IdempotencyModule, AccessModule, FilesModule, NotificationsModule, TransactionsModule],
-  controllers: [SubmissionsController, SubmissionByIdController, GradesController],
-  providers: [SubmissionsService, SubmissionsExportService, SubmissionsRepository, GradeReleases],
+  controllers: [SubmissionsController, SubmissionByIdController, GradesController, GradebookController],
+  providers: [
+    SubmissionsService,
+    SubmissionsExportService,
+    SubmissionsRepository,
+    GradeReleases,
+    CsvStreams,
+    GradebookService,
+    GradebookRepository,
+  ],
   exports: [SubmissionsService, GradeReleases],
 })
 export class SubmissionsModule {}

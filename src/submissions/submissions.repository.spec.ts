@@ -29,23 +29,46 @@ describe('SubmissionsRepository (real PostgreSQL)', () => {
   afterAll(() => source.close());
 
   it('writes the caller submission in one statement and reads it back with entity property names', async () => {
-    const saved = await submissions.upsertMine(taskId, ownerId, 'first draft');
-    expect(saved).toMatchObject({ late: false, locked: false, content: 'first draft', attachments: [] });
+    const saved = await submissions.upsertMine(taskId, ownerId, 'first draft', 300);
+    expect(saved).toMatchObject({
+      late: false,
+      locked: false,
+      content: 'first draft',
+      attachments: [],
+      version: 1,
+      status: 'SUBMITTED',
+    });
     const mine = await submissions.findMine(db, taskId, ownerId);
     expect(mine).toMatchObject({ id: saved!.id, taskId, userId: ownerId, content: 'first draft' });
-    expect(await submissions.touchMine(db, taskId, ownerId)).toBe(saved!.id);
+    // Within the window a write amends version 1; with a window of 0 it makes version 2.
+    expect(await submissions.touchMine(db, taskId, ownerId, 300)).toEqual({ id: saved!.id, version: 1 });
+    expect(await submissions.touchMine(db, taskId, ownerId, 0)).toEqual({ id: saved!.id, version: 2 });
     const stranger = '00000000-0000-4000-8000-000000000000';
-    expect(await submissions.upsertMine(taskId, stranger, 'x')).toBeNull();
+    expect(await submissions.upsertMine(taskId, stranger, 'x', 300)).toBeNull();
+    expect(await submissions.reviseMine(db, taskId, stranger, 300)).toBeNull();
   });
 
-  it('adds and removes attachments, answering null for one that is not there', async () => {
-    const submissionId = await submissions.touchMine(db, taskId, ownerId);
+  it('adds and removes attachments, keeping the file of one an older version holds', async () => {
+    const written = await submissions.touchMine(db, taskId, ownerId, 300);
     const file = { fileKey: 'key-1', originalName: 'a.txt', mimeType: 'text/plain', sizeBytes: 3 };
-    const added = await submissions.addAttachment(db, submissionId, file);
-    expect(added).toMatchObject({ submissionId, fileKey: 'key-1', originalName: 'a.txt' });
-    expect(await submissions.countAttachments(db, submissionId)).toBe(1);
-    expect(await submissions.removeMyAttachment(db, taskId, ownerId, added.id)).toBe('key-1');
-    expect(await submissions.removeMyAttachment(db, taskId, ownerId, added.id)).toBeNull();
+    const added = await submissions.addAttachment(db, written, file);
+    expect(added).toMatchObject({
+      submissionId: written.id,
+      fileKey: 'key-1',
+      addedVersion: written.version,
+    });
+    expect(await submissions.countAttachments(db, written.id)).toBe(1);
+    // Removed in the version that added it: gone with its file.
+    expect(await submissions.removeAttachment(db, written.id, written.version, added.id)).toEqual({
+      fileKey: 'key-1',
+      kept: false,
+    });
+    expect(await submissions.removeAttachment(db, written.id, written.version, added.id)).toBeNull();
+    const older = await submissions.addAttachment(db, written, { ...file, fileKey: 'key-2' });
+    expect(await submissions.removeAttachment(db, written.id, written.version + 1, older.id)).toEqual({
+      fileKey: 'key-2',
+      kept: true,
+    });
   });
 
   it('grades, and answers the exemplary-needs-score check as a validation error', async () => {

@@ -4,7 +4,13 @@ import type { PoolClient } from 'pg';
 import QueryStream from 'pg-query-stream';
 import { DataSource } from 'typeorm';
 import { SubmissionWriteRules } from '../access/submission-rules';
-import { roleSeesTaskSql, submissionWriteRulesSql, submittedLateSql } from '../access/task-rules.sql';
+import {
+  memberDeadlineSql,
+  roleSeesTaskSql,
+  submissionWriteRulesSql,
+  submittedLateSql,
+} from '../access/task-rules.sql';
+import { KeysetPlace, keysetAfterSql, keysetPositionSql } from '../common/pagination/keyset';
 import { roleRankSql } from '../classes/classes.repository';
 import { ClassRole } from '../classes/entities/class-member.entity';
 import { withConstraintErrors } from '../common/errors/constraint-errors';
@@ -14,7 +20,7 @@ import { defineNotificationType, localTime } from '../notifications/production/n
 import { Notifier } from '../notifications/production/notifier';
 import { AttachmentJson, attachmentsJsonSql } from '../files/attachments.sql';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
-import { Submission } from './entities/submission.entity';
+import { Submission, SubmissionStatus } from './entities/submission.entity';
 import { GradeRelease } from './grade-release';
 import { Tx } from '../database/transactions';
 
@@ -89,6 +95,29 @@ export interface NewSubmissionAttachment {
   sizeBytes: number;
 }
 
+/** The submission a write by its submitter went to, and the version it wrote. */
+export interface WrittenVersion {
+  id: string;
+  version: number;
+}
+
+/** An attachment removed from the current version: its file key, and whether an older version keeps the file. */
+export interface RemovedAttachment {
+  fileKey: string;
+  kept: boolean;
+}
+
+/** One version of a submission, as the versions list reads it. */
+export interface VersionRow {
+  id: string;
+  version: number;
+  content: string | null;
+  submittedAt: Date;
+  isLate: boolean;
+  position: string;
+  attachments: AttachmentJson[];
+}
+
 export interface Grade {
   score?: number | null;
   feedback?: string | null;
@@ -131,7 +160,8 @@ const ASSESSMENT_JSON = `jsonb_agg(jsonb_build_object('criterionId', a.criterion
 const SUBMISSION_SUMMARY_COLUMNS = `s.id, s.task_id AS "taskId", s.user_id AS "userId",
   s.first_submitted_at AS "firstSubmittedAt", s.last_updated_at AS "lastUpdatedAt", s.score, s.feedback,
   s.reviewer_id AS "reviewerId", s.reviewed_at AS "reviewedAt", s.is_exemplary AS "isExemplary",
-  ${submittedLateSql('s')} AS "isLate", s.released_at AS "releasedAt",
+  ${submittedLateSql('s')} AS "isLate", s.released_at AS "releasedAt", s.version,
+  s.version_started_at AS "versionStartedAt", s.status,
   (SELECT ${ASSESSMENT_JSON} FROM rubric_assessments a JOIN rubric_criteria c ON c.id = a.criterion_id
     WHERE a.submission_id = s.id) AS "rubricAssessment"`;
 
@@ -139,7 +169,7 @@ const SUBMISSION_COLUMNS = `${SUBMISSION_SUMMARY_COLUMNS}, s.content`;
 
 const ATTACHMENT_COLUMNS = `a.id, a.submission_id AS "submissionId", a.file_key AS "fileKey",
   a.original_name AS "originalName", a.mime_type AS "mimeType", a.size_bytes AS "sizeBytes",
-  a.created_at AS "createdAt"`;
+  a.created_at AS "createdAt", a.added_version AS "addedVersion"`;
 
 const ATTACHMENT_ORDER = 'a.created_at, a.id';
 
@@ -167,26 +197,64 @@ const ROSTER_ORDER = `ORDER BY ${roleRankSql('m.role')},
   lower(${DISPLAY_NAME}), ${DISPLAY_NAME}, u.id`;
 
 /**
+ * Whether a write by the submitter of submission `s` starts a new version rather than amending the current one:
+ * the first write after a return does, and so does any write once the amend window (`window`, SQL of the
+ * seconds; 0 = every write) since the current version's start has passed. Judged on the row as locked by the
+ * write, so concurrent writes of one submitter number their versions one after the other.
+ */
+const startsVersionSql = (window: string): string =>
+  `(s.status = '${SubmissionStatus.RETURNED}' OR ${window}::int = 0
+    OR now() >= s.version_started_at + ${window}::int * interval '1 second')`;
+
+/** The `SET` list of a write by the submitter to their existing submission `s`: a new version or an amendment. */
+const versionedWriteSql = (window: string): string =>
+  `last_updated_at = now()::timestamptz(3),
+   version = s.version + CASE WHEN ${startsVersionSql(window)} THEN 1 ELSE 0 END,
+   version_started_at = CASE WHEN ${startsVersionSql(window)} THEN now()::timestamptz(3) ELSE s.version_started_at END,
+   status = CASE WHEN s.status = '${SubmissionStatus.RETURNED}' THEN '${SubmissionStatus.RESUBMITTED}' ELSE s.status END`;
+
+/**
+ * The version row of the submission a write just saved (`saved`: `id`, `version`, `content`, `lastUpdatedAt`),
+ * created or amended: the current version's content as of this write. The (submission, version) key is unique,
+ * so two versions never share a number.
+ */
+const recordVersionSql = (saved: string): string =>
+  `INSERT INTO submission_versions (submission_id, version, content, submitted_at)
+   SELECT ${saved}.id, ${saved}.version, ${saved}.content, ${saved}."lastUpdatedAt" FROM ${saved}
+   ON CONFLICT (submission_id, version) DO UPDATE
+     SET content = EXCLUDED.content, submitted_at = EXCLUDED.submitted_at`;
+
+/** The submission of user `userId` to task `task` is RETURNED: the deadline does not hold them back. */
+const returnedSql = (task: string, userId: string): string =>
+  `EXISTS (SELECT 1 FROM submissions rs
+            WHERE rs.task_id = ${task}.id AND rs.user_id = ${userId} AND rs.status = '${SubmissionStatus.RETURNED}')`;
+
+/**
  * PUT of the caller's submission as one prepared statement (its own transaction): the task row is
  * share-locked while the rules are judged and the row is upserted, as `SubmissionsService.writeMine` does in a
  * transaction (the lock rule for MEMBERs only). No row unless the caller is a member who may see the task; the
- * submission columns are null when a rule refused the write.
+ * submission columns are null when a rule refused the write. A returned submission may be written past the
+ * deadline once: the return is checked again on the row as locked (`WHERE` of the update), so of two
+ * concurrent writes after a return only the first gets past a closed deadline. `$4`: the amend window.
  */
 const UPSERT_MINE = new Prepared(
   'submissions.upsert_mine',
   `WITH rules AS (
-     SELECT ${submissionWriteRulesSql('t', 'm.role', '$2')}, m.role
+     SELECT ${submissionWriteRulesSql('t', 'm.role', '$2')}, m.role, ${returnedSql('t', '$2')} AS returned
        FROM tasks t
        JOIN class_members m ON m.class_id = t.class_id AND m.user_id = $2
       WHERE t.id = $1 AND t.deleted_at IS NULL AND ${roleSeesTaskSql('t', 'm.role')}
         FOR SHARE OF t
    ), saved AS (
      INSERT INTO submissions AS s (task_id, user_id, content)
-     SELECT $1::uuid, $2::uuid, $3::text FROM rules WHERE NOT rules.late AND NOT rules.locked
-     ON CONFLICT (task_id, user_id) DO UPDATE SET content = EXCLUDED.content, last_updated_at = now()::timestamptz(3)
+     SELECT $1::uuid, $2::uuid, $3::text FROM rules
+      WHERE NOT rules.locked AND (NOT rules.late OR rules.returned)
+     ON CONFLICT (task_id, user_id) DO UPDATE SET content = EXCLUDED.content, ${versionedWriteSql('$4')}
+      WHERE s.status = '${SubmissionStatus.RETURNED}' OR NOT (SELECT rules.late FROM rules)
      RETURNING ${SUBMISSION_COLUMNS}
-   )
-   SELECT rules.late, rules.locked, rules.role, saved.*,
+   ), recorded AS (${recordVersionSql('saved')})
+   SELECT rules.late AND NOT (rules.returned AND (saved.id IS NOT NULL OR rules.locked)) AS late, rules.locked,
+          rules.role, saved.*,
           ${attachmentsJsonSql('submission_attachments', 'submission_id', 'saved.id')} AS attachments
      FROM rules LEFT JOIN saved ON true`,
 );
@@ -221,6 +289,51 @@ const GRADES_RELEASED = compileFanOut({
   vars: { releasedAt: 's.released_at' },
 });
 
+/** A submission was handed back for revision; the return time in the recipient's time zone. */
+export const SUBMISSION_RETURNED = defineNotificationType({
+  name: 'SUBMISSION_RETURNED',
+  subject: 'task',
+  texts: ({ returnedAt }: Record<'returnedAt', string>) => ({
+    title: `format('Returned for revision: %s', t.title)`,
+    content: `format('Your submission for "%s" in %s was returned for revision %s. You can change it and submit it again, even after the deadline.', t.title, c.name, ${localTime(returnedAt)})`,
+  }),
+});
+
+/**
+ * SUBMISSION_RETURNED to the submitter of the submission `$1` just returned by `$2`, while an active member of
+ * the class who sees the task. Once per return: a return is a change of status that only one transaction
+ * makes, and it runs in that transaction.
+ */
+const RETURNED = compileFanOut({
+  type: SUBMISSION_RETURNED,
+  from: 'submissions s',
+  subject: { task: 's.task_id' },
+  recipients: { user: 's.user_id' },
+  actor: '$2::uuid',
+  where: `s.id = $1 AND s.status = '${SubmissionStatus.RETURNED}'`,
+  vars: { returnedAt: 'now()' },
+  data: `jsonb_build_object('submissionId', s.id, 'version', s.version)`,
+});
+
+/** Aliases `v` = submission_versions, `s` its submission: the attachments version `v` holds, as JSON. */
+const VERSION_ATTACHMENTS = attachmentsJsonSql(
+  `(SELECT c.* FROM (
+      SELECT sa.id, sa.submission_id, sa.file_key, sa.original_name, sa.mime_type, sa.size_bytes, sa.created_at,
+             sa.added_version, NULL::int AS removed_version
+        FROM submission_attachments sa
+      UNION ALL
+      SELECT h.id, h.submission_id, h.file_key, h.original_name, h.mime_type, h.size_bytes, h.created_at,
+             h.added_version, h.removed_version
+        FROM submission_attachment_history h) c
+     WHERE c.submission_id = v.submission_id AND c.added_version <= v.version
+       AND (c.removed_version IS NULL OR c.removed_version > v.version))`,
+  'submission_id',
+  'v.submission_id',
+);
+
+/** A version's place in its list: its number (a count of microseconds after the epoch, for the keyset helper). */
+const VERSION_PLACE = `('epoch'::timestamptz + v.version * interval '1 microsecond')`;
+
 /** Submissions and their attachments. Rows have the entities' property names (columns aliased). */
 const MINE = `SELECT ${SUBMISSION_COLUMNS} FROM submissions s WHERE s.task_id = $1 AND s.user_id = $2`;
 
@@ -241,9 +354,10 @@ export class SubmissionsRepository {
     taskId: string,
     userId: string,
     content: string | null,
+    versionWindowSeconds: number,
     db: Db = this.dataSource,
   ): Promise<UpsertRow | null> {
-    return one<UpsertRow>(db, UPSERT_MINE, [taskId, userId, content]);
+    return one<UpsertRow>(db, UPSERT_MINE, [taskId, userId, content, versionWindowSeconds]);
   }
 
   findMine(db: Db, taskId: string, userId: string): Promise<SubmissionRow | null> {
@@ -287,16 +401,61 @@ export class SubmissionsRepository {
     );
   }
 
-  /** The user's submission (created empty when there is none) with its update time moved; its id. */
-  async touchMine(db: Db, taskId: string, userId: string): Promise<string> {
-    const row = await one<{ id: string }>(
-      db,
-      `INSERT INTO submissions (task_id, user_id) VALUES ($1, $2)
-           ON CONFLICT (task_id, user_id) DO UPDATE SET last_updated_at = now()::timestamptz(3)
-           RETURNING id`,
+  /**
+   * The status of the user's submission, its row locked FOR UPDATE until `tx` ends (so no return or other
+   * write of it comes between the rules and the write); null when there is none.
+   */
+  async lockStatus(tx: Tx, taskId: string, userId: string): Promise<SubmissionStatus | null> {
+    const row = await one<{ status: SubmissionStatus }>(
+      tx,
+      `SELECT s.status FROM submissions s WHERE s.task_id = $1 AND s.user_id = $2 FOR UPDATE`,
       [taskId, userId],
     );
-    return row!.id;
+    return row?.status ?? null;
+  }
+
+  /**
+   * A write by the user to their submission (created empty when there is none): a new version or an amendment
+   * of the current one (`versionWindowSeconds`), recorded; its id and version.
+   */
+  async touchMine(
+    db: Db,
+    taskId: string,
+    userId: string,
+    versionWindowSeconds: number,
+  ): Promise<WrittenVersion> {
+    const row = await one<WrittenVersion>(
+      db,
+      `WITH saved AS (
+         INSERT INTO submissions AS s (task_id, user_id) VALUES ($1, $2)
+         ON CONFLICT (task_id, user_id) DO UPDATE SET ${versionedWriteSql('$3')}
+         RETURNING s.id, s.version, s.content, s.last_updated_at AS "lastUpdatedAt"
+       ), recorded AS (${recordVersionSql('saved')})
+       SELECT saved.id, saved.version FROM saved`,
+      [taskId, userId, versionWindowSeconds],
+    );
+    return row!;
+  }
+
+  /**
+   * A write by the user to their existing submission, as `touchMine`; null when they have none.
+   */
+  reviseMine(
+    db: Db,
+    taskId: string,
+    userId: string,
+    versionWindowSeconds: number,
+  ): Promise<WrittenVersion | null> {
+    return one<WrittenVersion>(
+      db,
+      `WITH saved AS (
+         UPDATE submissions s SET ${versionedWriteSql('$3')}
+          WHERE s.task_id = $1 AND s.user_id = $2
+         RETURNING s.id, s.version, s.content, s.last_updated_at AS "lastUpdatedAt"
+       ), recorded AS (${recordVersionSql('saved')})
+       SELECT saved.id, saved.version FROM saved`,
+      [taskId, userId, versionWindowSeconds],
+    );
   }
 
   async countAttachments(db: Db, submissionId: string): Promise<number> {
@@ -308,40 +467,49 @@ export class SubmissionsRepository {
     return row!.count;
   }
 
+  /** Adds an attachment to the current version `version` of the submission. */
   async addAttachment(
     db: Db,
-    submissionId: string,
+    { id: submissionId, version }: WrittenVersion,
     file: NewSubmissionAttachment,
   ): Promise<SubmissionAttachment> {
     const row = await one<SubmissionAttachment>(
       db,
-      `INSERT INTO submission_attachments AS a (submission_id, file_key, original_name, mime_type, size_bytes)
-           VALUES ($1, $2, $3, $4, $5)
+      `INSERT INTO submission_attachments AS a (submission_id, file_key, original_name, mime_type, size_bytes,
+                                                added_version)
+           VALUES ($1, $2, $3, $4, $5, $6)
            RETURNING ${ATTACHMENT_COLUMNS}`,
-      [submissionId, file.fileKey, file.originalName, file.mimeType, file.sizeBytes],
+      [submissionId, file.fileKey, file.originalName, file.mimeType, file.sizeBytes, version],
     );
     return row!;
   }
 
-  /** Removes an attachment of the user's submission (its update time moves); its file key, null when none. */
-  async removeMyAttachment(
+  /**
+   * Removes attachment `attachmentId` from the current version `version` of submission `submissionId`; null when
+   * it has no such attachment. One an older version holds (added before `version`) moves to the history with
+   * its file, which stays (`kept`); one added in this version goes, and its file may be removed.
+   */
+  removeAttachment(
     db: Db,
-    taskId: string,
-    userId: string,
+    submissionId: string,
+    version: number,
     attachmentId: string,
-  ): Promise<string | null> {
-    const row = await one<{ fileKey: string }>(
+  ): Promise<RemovedAttachment | null> {
+    return one<RemovedAttachment>(
       db,
       `WITH gone AS (
-           DELETE FROM submission_attachments a USING submissions s
-            WHERE a.id = $3 AND a.submission_id = s.id AND s.task_id = $1 AND s.user_id = $2
-           RETURNING a.submission_id, a.file_key)
-         UPDATE submissions s SET last_updated_at = now()::timestamptz(3) FROM gone
-          WHERE s.id = gone.submission_id
-         RETURNING gone.file_key AS "fileKey"`,
-      [taskId, userId, attachmentId],
+         DELETE FROM submission_attachments a WHERE a.id = $3 AND a.submission_id = $1
+         RETURNING a.*
+       ), kept AS (
+         INSERT INTO submission_attachment_history (id, submission_id, file_key, original_name, mime_type, size_bytes,
+                                                    created_at, added_version, removed_version)
+         SELECT gone.id, gone.submission_id, gone.file_key, gone.original_name, gone.mime_type, gone.size_bytes,
+                gone.created_at, gone.added_version, $2
+           FROM gone WHERE gone.added_version < $2
+       )
+       SELECT gone.file_key AS "fileKey", gone.added_version < $2 AS kept FROM gone`,
+      [submissionId, version, attachmentId],
     );
-    return row?.fileKey ?? null;
   }
 
   /** Every member of the task's class with their submission, in roster order. */
@@ -503,6 +671,71 @@ export class SubmissionsRepository {
        UPDATE submissions s SET released_at = now()::timestamptz(3) FROM due WHERE s.id = due.id
        RETURNING s.id, s.released_at AS "releasedAt"`,
       [taskId, scope.userIds ?? null, scope.submissionId ?? null],
+    );
+  }
+
+  /** SUBMISSION_RETURNED for submission `submissionId` just returned by `returnerId`, in its transaction. */
+  async notifyReturned(tx: Tx, submissionId: string, returnerId: string): Promise<void> {
+    await this.notifier.produce(tx, RETURNED, [submissionId, returnerId]);
+  }
+
+  /**
+   * Returns submission `submissionId` of the task for revision, unless it is RETURNED already; `feedback`, when
+   * given, becomes its feedback (the returner then its reviewer). Null when no row changed. The task row is
+   * share-locked first, as grading does.
+   */
+  returnForRevision(
+    tx: Tx,
+    taskId: string,
+    submissionId: string,
+    returnerId: string,
+    feedback: string | null | undefined,
+  ): Promise<GradedRow | null> {
+    return one<GradedRow>(
+      tx,
+      `WITH task AS (SELECT t.grade_release FROM tasks t WHERE t.id = $2 FOR SHARE)
+       UPDATE submissions s SET
+          status = '${SubmissionStatus.RETURNED}',
+          feedback = CASE WHEN $3 THEN $4 ELSE s.feedback END,
+          reviewer_id = CASE WHEN $3 THEN $5::uuid ELSE s.reviewer_id END,
+          reviewed_at = CASE WHEN $3 THEN now()::timestamptz(3) ELSE s.reviewed_at END
+         FROM task
+        WHERE s.id = $1 AND s.task_id = $2 AND s.status <> '${SubmissionStatus.RETURNED}'
+        RETURNING ${SUBMISSION_COLUMNS}, task.grade_release AS "gradeRelease"`,
+      [submissionId, taskId, feedback !== undefined, feedback ?? null, returnerId],
+    );
+  }
+
+  /** The submitter of submission `submissionId` of the task; null when the task has no such submission. */
+  async submitterOf(taskId: string, submissionId: string): Promise<string | null> {
+    const row = await one<{ userId: string }>(
+      this.dataSource,
+      `SELECT s.user_id AS "userId" FROM submissions s WHERE s.id = $1 AND s.task_id = $2`,
+      [submissionId, taskId],
+    );
+    return row?.userId ?? null;
+  }
+
+  /**
+   * `limit` versions of submission `submissionId`, newest first, after `after` when given; each with the
+   * attachments it held and whether it was written after its submitter's deadline as it stands now.
+   */
+  versionsPage(submissionId: string, after: KeysetPlace | null, limit: number): Promise<VersionRow[]> {
+    return rows<VersionRow>(
+      this.dataSource,
+      `SELECT v.id, v.version, v.content, v.submitted_at AS "submittedAt",
+              coalesce(v.submitted_at > deadline.due_at, false) AS "isLate",
+              ${keysetPositionSql(VERSION_PLACE)} AS position,
+              ${VERSION_ATTACHMENTS} AS attachments
+         FROM submission_versions v
+         JOIN submissions s ON s.id = v.submission_id
+         JOIN tasks t ON t.id = s.task_id
+        CROSS JOIN LATERAL ${memberDeadlineSql('t', 's.user_id')} deadline
+        WHERE v.submission_id = $1
+              ${after ? `AND ${keysetAfterSql(VERSION_PLACE, 'v.id', 'desc', { micros: 3, id: 4 })}` : ''}
+        ORDER BY v.version DESC, v.id DESC
+        LIMIT $2`,
+      after ? [submissionId, limit, after.micros, after.id] : [submissionId, limit],
     );
   }
 

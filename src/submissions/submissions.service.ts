@@ -9,12 +9,18 @@ import { FileStorage } from '../files/file-storage';
 import { UploadedFileInfo } from '../files/multer-storage.engine';
 import { uploadMetadata } from '../files/upload-metadata';
 import { GradeSubmissionDto, RubricAssessmentInput } from './dto/grade-submission.dto';
+import { ListVersionsQuery, ReturnSubmissionDto, SubmissionVersionsPage } from './dto/submission-history.dto';
+import { readKeysetPage } from '../common/pagination/keyset';
+import { sameUuid } from '../common/utils/uuid';
 import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
 import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submission.response';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
+import { SubmissionStatus } from './entities/submission.entity';
+import { AppConfig } from '../config/config';
+import { InjectConfig } from '../config/config.module';
 import { GradeRelease, gradeVisibleToSubmitter } from './grade-release';
 import { GradeReleases } from './grade-releases.service';
-import { toListEntryResponse, toSubmissionResponse } from './submissions.mapper';
+import { toListEntryResponse, toSubmissionResponse, toVersionResponse } from './submissions.mapper';
 import { ScoreFromLevels, SubmissionRow, SubmissionsRepository, UpsertRow } from './submissions.repository';
 import { assertIfMatch, IfMatchTags } from '../common/http/entity-tags';
 import { Db } from '../database/sql';
@@ -34,7 +40,13 @@ export class SubmissionsService {
     private readonly storage: FileStorage,
     private readonly submissions: SubmissionsRepository,
     private readonly releases: GradeReleases,
+    @InjectConfig() private readonly config: AppConfig,
   ) {}
+
+  /** The amend window of a submitter's writes (see `SubmissionsRepository.touchMine`). */
+  private get versionWindow(): number {
+    return this.config.submissions.versionWindowSeconds;
+  }
 
   /** `access`: the route's `@TaskRoute()`, as every method here that takes one. */
   async getMine({ taskId, role }: TaskAccess, userId: string): Promise<SubmissionResponse> {
@@ -57,10 +69,10 @@ export class SubmissionsService {
   ): Promise<SubmissionResponse> {
     const { content } = await this.upsertBody(taskId, userId, body);
     if (ifMatch) return this.upsertMineIfMatch(taskId, userId, content, ifMatch);
-    let row = await this.submissions.upsertMine(taskId, userId, content);
+    let row = await this.submissions.upsertMine(taskId, userId, content, this.versionWindow);
     if (!row) {
       await this.access.requireTaskAccess(taskId, userId);
-      row = await this.submissions.upsertMine(taskId, userId, content);
+      row = await this.submissions.upsertMine(taskId, userId, content, this.versionWindow);
     }
     return upsertResponse(row);
   }
@@ -83,7 +95,9 @@ export class SubmissionsService {
         ifMatch,
         current && (await this.withAttachments(gradeVisibleToSubmitter(current, role), manager)),
       );
-      return upsertResponse(await this.submissions.upsertMine(taskId, userId, content, manager));
+      return upsertResponse(
+        await this.submissions.upsertMine(taskId, userId, content, this.versionWindow, manager),
+      );
     });
   }
 
@@ -118,14 +132,14 @@ export class SubmissionsService {
       return await this.writeMine(access, userId, async (manager) => {
         if (!file) throw AppError.validation('file is required (multipart field "file")');
         const { originalName, mimeType } = uploadMetadata(file);
-        const submissionId = await this.submissions.touchMine(manager, taskId, userId);
+        const written = await this.submissions.touchMine(manager, taskId, userId, this.versionWindow);
         if (
-          (await this.submissions.countAttachments(manager, submissionId)) >= ATTACHMENTS_PER_SUBMISSION_MAX
+          (await this.submissions.countAttachments(manager, written.id)) >= ATTACHMENTS_PER_SUBMISSION_MAX
         ) {
           throw AppError.validation(`A submission has at most ${ATTACHMENTS_PER_SUBMISSION_MAX} attachments`);
         }
         const stored = { fileKey: file.key, originalName, mimeType, sizeBytes: file.size };
-        return toAttachmentResponse(await this.submissions.addAttachment(manager, submissionId, stored));
+        return toAttachmentResponse(await this.submissions.addAttachment(manager, written, stored));
       });
     } catch (error) {
       if (file) await this.storage.discard([file.key], { taskId });
@@ -133,14 +147,22 @@ export class SubmissionsService {
     }
   }
 
+  /**
+   * The removal is a write of the submission (a new version or an amendment); a file an older version still
+   * holds stays stored.
+   */
   async removeAttachment(access: TaskAccess, userId: string, attachmentId: string): Promise<void> {
     const { taskId } = access;
-    const fileKey = await this.writeMine(access, userId, async (manager) => {
-      const removed = await this.submissions.removeMyAttachment(manager, taskId, userId, attachmentId);
-      if (removed === null) throw AppError.notFound('Attachment');
-      return removed;
+    const removed = await this.writeMine(access, userId, async (manager) => {
+      const written = await this.submissions.reviseMine(manager, taskId, userId, this.versionWindow);
+      const gone =
+        written &&
+        (await this.submissions.removeAttachment(manager, written.id, written.version, attachmentId));
+      // Thrown inside the transaction: a refused removal makes no version.
+      if (!gone) throw AppError.notFound('Attachment');
+      return gone;
     });
-    await this.storage.discard([fileKey], { taskId });
+    if (!removed.kept) await this.storage.discard([removed.fileKey], { taskId });
   }
 
   /** One entry per class member, in a fixed number of queries whatever the class size. */
@@ -228,6 +250,62 @@ export class SubmissionsService {
   }
 
   /**
+   * Hands the submission back for revision (OWNER/ADMIN): its submitter may write it again whatever the
+   * deadline, until their next write. A RETURNED one is not returned again (409). Feedback given becomes the
+   * submission's, released at once under IMMEDIATE as a grade is; SUBMISSION_RETURNED to the submitter, in the
+   * return's transaction.
+   */
+  async returnForRevision(
+    { taskId }: TaskAccess,
+    submissionId: string,
+    returnerId: string,
+    { feedback }: ReturnSubmissionDto,
+  ): Promise<SubmissionResponse> {
+    const returned = await this.transactions.run(async (manager) => {
+      const row = await this.submissions.returnForRevision(
+        manager,
+        taskId,
+        submissionId,
+        returnerId,
+        feedback,
+      );
+      if (!row) {
+        if (!(await this.submissions.findInTask(manager, taskId, submissionId))) {
+          throw AppError.notFound('Submission');
+        }
+        throw AppError.conflict('The submission is already returned for revision');
+      }
+      await this.submissions.notifyReturned(manager, submissionId, returnerId);
+      if (feedback === undefined || row.gradeRelease !== GradeRelease.IMMEDIATE) return row;
+      const [released] = await this.releases.releaseGraded(manager, taskId, { submissionId });
+      return released ? { ...row, releasedAt: released.releasedAt } : row;
+    });
+    return this.withAttachments(returned);
+  }
+
+  /**
+   * The versions of a submission of the task, newest first: to its submitter and to OWNER and ADMIN (another
+   * MEMBER: 403, as for the submission itself).
+   */
+  async versions(
+    { taskId, canManage }: TaskAccess,
+    userId: string,
+    submissionId: string,
+    { cursor, limit }: ListVersionsQuery,
+  ): Promise<SubmissionVersionsPage> {
+    const submitterId = await this.submissions.submitterOf(taskId, submissionId);
+    if (submitterId === null) throw AppError.notFound('Submission');
+    if (!canManage && !sameUuid(submitterId, userId)) throw AppError.forbidden();
+    const { page, nextCursor } = await readKeysetPage(cursor, limit, (after, rows) =>
+      this.submissions.versionsPage(submissionId, after, rows),
+    );
+    return {
+      versions: page.map((row) => toVersionResponse(row, row.attachments.map(storedAttachmentFromJson))),
+      nextCursor,
+    };
+  }
+
+  /**
    * Marks or unmarks the submission as an example; the grade, grader and review time stay. "Exemplary needs a
    * score" is the table's check constraint, as for grading.
    */
@@ -244,7 +322,9 @@ export class SubmissionsService {
   /**
    * Every write of the caller's submission (attachment upload, attachment delete): the write rules and the
    * write run in one transaction. The task row stays share-locked until commit, so a concurrent change of
-   * dueAt, allowLateSubmission or blockedBy waits for this write (or this write reads the changed row).
+   * dueAt, allowLateSubmission or blockedBy waits for this write (or this write reads the changed row). The
+   * submission row is locked next (the order of every writer of both), so a return lifts the deadline for
+   * exactly the first write that sees it.
    */
   private async writeMine<T>(
     { taskId, role }: TaskAccess,
@@ -254,7 +334,8 @@ export class SubmissionsService {
     return this.transactions.run(async (manager) => {
       const rules = await this.submissions.writeRules(manager, taskId, userId, role);
       if (!rules) throw AppError.notFound('Task');
-      assertSubmissionWritable(rules);
+      const status = await this.submissions.lockStatus(manager, taskId, userId);
+      assertSubmissionWritable({ ...rules, late: rules.late && status !== SubmissionStatus.RETURNED });
       return write(manager);
     });
   }

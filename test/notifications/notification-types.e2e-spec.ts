@@ -15,7 +15,14 @@ describe('notification type registry', () => {
 
   it('lists the types every module defines, each once', () => {
     expect(sorted(notificationTypeNames())).toEqual(
-      sorted(['TASK_PUBLISHED', 'TASK_DUE_REMINDER', 'TASK_EXTENDED', 'TASK_COMMENT', 'GRADE_RELEASED']),
+      sorted([
+        'TASK_PUBLISHED',
+        'TASK_DUE_REMINDER',
+        'TASK_EXTENDED',
+        'TASK_COMMENT',
+        'GRADE_RELEASED',
+        'SUBMISSION_RETURNED',
+      ]),
     );
   });
 

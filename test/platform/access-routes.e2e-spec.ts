@@ -233,6 +233,8 @@ describe('one access path', () => {
     it('leaves access to the statement on the benchmarked hot paths only', () => {
       const inStatement = routes.filter((route) => route.rule?.decidedBy === 'statement').map(label);
       expect(inStatement.sort()).toEqual([
+        'GET /classes/:classId/gradebook',
+        'GET /classes/:classId/gradebook/me',
         'GET /classes/:classId/tasks',
         'GET /tasks/:taskId',
         'PUT /tasks/:taskId/submissions/me',

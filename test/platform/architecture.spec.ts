@@ -89,6 +89,8 @@ const TABLE_OWNERS: Record<string, string> = {
   settings: 'settings',
   submissions: 'submissions',
   submission_attachments: 'submissions',
+  submission_attachment_history: 'submissions',
+  submission_versions: 'submissions',
   rubric_assessments: 'submissions',
   tasks: 'tasks',
   task_attachments: 'tasks',

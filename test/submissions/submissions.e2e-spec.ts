@@ -297,6 +297,8 @@ describe('submissions', () => {
         isLate: false,
         releasedAt: null,
         rubricAssessment: null,
+        version: 1,
+        status: 'SUBMITTED',
       });
       expect((await getMine(taskId, member).expect(200)).body).toEqual(created.body);
 
@@ -942,6 +944,8 @@ describe('submissions', () => {
           'isLate',
           'releasedAt',
           'rubricAssessment',
+          'version',
+          'status',
         ].sort(),
       );
       expect((await list(taskId, owner).expect(200)).body).toEqual(res.body);

@@ -1,6 +1,7 @@
 import { ApiProperty, OmitType } from '@nestjs/swagger';
 import { ClassRole } from '../../classes/entities/class-member.entity';
 import { AttachmentResponse } from '../../files/attachment.response';
+import { SubmissionStatus } from '../entities/submission.entity';
 
 /** The level chosen for one criterion of the task's rubric. */
 export class RubricAssessmentEntryResponse {
@@ -79,6 +80,25 @@ export class SubmissionResponse {
       'submitter (null) until the grade is released, as score',
   })
   rubricAssessment: RubricAssessmentEntryResponse[] | null;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    description:
+      "The current version's number: each write by the submitter makes a new version, except writes within " +
+      "the amend window of the current version's start, which amend it; the first write after a return always " +
+      'makes one',
+  })
+  version: number;
+
+  @ApiProperty({
+    enum: SubmissionStatus,
+    enumName: 'SubmissionStatus',
+    description:
+      'RETURNED: handed back for revision; the submitter may write again even past the deadline, and that ' +
+      'write makes it RESUBMITTED',
+  })
+  status: SubmissionStatus;
 }
 
 /** The submission as the grader's list shows it: without body and attachments. */

@@ -1,5 +1,14 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
+/** Where a submission stands in its revision cycle. */
+export enum SubmissionStatus {
+  SUBMITTED = 'SUBMITTED',
+  /** Handed back for revision: the submitter may write again whatever the deadline, until their next write. */
+  RETURNED = 'RETURNED',
+  /** Written again after a return. */
+  RESUBMITTED = 'RESUBMITTED',
+}
+
 @Entity('submissions')
 export class Submission {
   @PrimaryGeneratedColumn('uuid')
@@ -39,4 +48,15 @@ export class Submission {
   /** When the grade became visible to the submitter; null while unreleased. */
   @Column({ type: 'timestamptz', precision: 3, nullable: true })
   releasedAt: Date | null;
+
+  /** The current version's number (1, 2, …). */
+  @Column({ type: 'integer', default: 1 })
+  version: number;
+
+  /** When the current version began: writes within the amend window of it amend the version. */
+  @Column({ type: 'timestamptz', precision: 3, default: () => 'now()' })
+  versionStartedAt: Date;
+
+  @Column({ type: 'varchar', length: 12, default: SubmissionStatus.SUBMITTED })
+  status: SubmissionStatus;
 }
