@@ -140,7 +140,7 @@ export class NotificationSchedulesRepository {
     const row = await one<ScheduleRow>(
       tx,
       `INSERT INTO notification_schedules AS s (user_id, quiet_start, quiet_end, digest, digest_at, digest_since)
-       VALUES ($1, $2, $3, $4, $5, CASE WHEN $4 = 'DAILY' THEN now() END)
+       VALUES ($1, $2, $3, $4::varchar, $5, CASE WHEN $4::varchar = 'DAILY' THEN now() END)
        ON CONFLICT (user_id) DO UPDATE
          SET quiet_start = EXCLUDED.quiet_start, quiet_end = EXCLUDED.quiet_end, digest = EXCLUDED.digest,
              digest_at = EXCLUDED.digest_at,
