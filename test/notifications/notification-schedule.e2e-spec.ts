@@ -141,6 +141,29 @@ describe('notification schedule: quiet hours and the daily digest', () => {
   });
 
   describe('quiet hours', () => {
+    it.each([
+      // Berlin, 25 October 2026: clocks go back from 03:00 to 02:00. 23:30 summer time, quiet until 07:00 winter time.
+      ['2026-10-24T21:30:00Z', 'Europe/Berlin', '22:00', '07:00', '2026-10-25T06:00:00.000Z'],
+      ['2026-10-24T19:59:00Z', 'Europe/Berlin', '22:00', '07:00', null],
+      // After midnight, in a window spanning it.
+      ['2026-10-25T01:30:00Z', 'Europe/Berlin', '22:00', '07:00', '2026-10-25T06:00:00.000Z'],
+      // A window within the day: 08:00 and 09:00 in New York.
+      ['2026-06-10T12:00:00Z', 'America/New_York', '09:00', '17:00', null],
+      ['2026-06-10T13:00:00Z', 'America/New_York', '09:00', '17:00', '2026-06-10T21:00:00.000Z'],
+      ['2026-06-10T21:00:00Z', 'America/New_York', '09:00', '17:00', null],
+      // An end the spring change skips (02:30 in Berlin on 29 March 2026) is 03:30 summer time.
+      ['2026-03-29T00:30:00Z', 'Europe/Berlin', '01:00', '02:30', '2026-03-29T01:30:00.000Z'],
+      // A time zone PostgreSQL does not know counts as UTC rather than failing every user's delivery.
+      ['2026-01-01T23:00:00Z', 'Mars/Olympus_Mons', '22:00', '07:00', '2026-01-02T07:00:00.000Z'],
+    ])('at %s in %s, quiet %s-%s, wait until %s', async (at, tz, start, end, until) => {
+      const [row] = (await ctx.db.query(
+        `SELECT to_char(notification_quiet_until($1, $2, $3, $4) AT TIME ZONE 'UTC',
+                        'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS until`,
+        [at, tz, start, end],
+      )) as { until: string | null }[];
+      expect(row.until).toBe(until);
+    });
+
     it('hold e-mail and messenger until the wall-clock end on the night clocks change; inbox and webhooks go at once', async () => {
       // Berlin, Sunday 29 March 2026: clocks go from 02:00 to 03:00. 00:30 on the wall is 23:30 UTC the day before.
       clock.set('2026-03-28T23:30:00.000Z');
