@@ -35,7 +35,7 @@ export class NotificationScheduleController {
   @ApiOperation({
     summary: "Replace the caller's notification schedule",
     description:
-      'Times are wall-clock times in the user\'s time zone. Deliveries waiting for quiet hours follow the new ' +
+      "Times are wall-clock times in the user's time zone. Deliveries waiting for quiet hours follow the new " +
       'schedule at once (and a new time zone within a scheduler run). The digest is made once per local day: ' +
       'moving `digestAt` later on a day whose digest went out makes no second one',
   })
@@ -47,7 +47,10 @@ export class NotificationScheduleController {
       'quiet hours starting when they end',
   })
   @IdempotentWrite()
-  put(@CurrentUser() user: AuthUser, @Body() body: NotificationScheduleDto): Promise<NotificationScheduleDto> {
+  put(
+    @CurrentUser() user: AuthUser,
+    @Body() body: NotificationScheduleDto,
+  ): Promise<NotificationScheduleDto> {
     return this.schedules.put(user.id, body);
   }
 }

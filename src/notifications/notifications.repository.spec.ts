@@ -67,9 +67,9 @@ describe('NotificationsRepository and DeliveriesRepository (real PostgreSQL)', (
     const claimed = await deliveries.claim(NotificationChannelName.EMAIL, 10, new Date());
     const mail = claimed.find((row) => row.address === 'to@example.test')!;
     expect(mail).toMatchObject({ attempts: 1, payload: { subject: 's' }, out_of_date: null });
-    expect((await deliveries.claim(NotificationChannelName.EMAIL, 10, new Date())).map((row) => row.id)).not.toContain(
-      mail.id,
-    );
+    expect(
+      (await deliveries.claim(NotificationChannelName.EMAIL, 10, new Date())).map((row) => row.id),
+    ).not.toContain(mail.id);
     await deliveries.succeed(mail.id, mail.attempts);
     expect(await deliveries.deleteSentAccountMails(100)).toBe(1);
   });

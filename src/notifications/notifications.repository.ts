@@ -10,12 +10,7 @@ import { InboxRow, PrefRow } from './notifications.mapper';
 import { CompiledFanOut, compileFanOut } from './production/notification-fan-out';
 import { defineNotificationType, localTime, StaleCheck } from './production/notification-types';
 import { Notifier, Produced } from './production/notifier';
-import {
-  holdableSql,
-  LEFT_FOR_DIGEST_SQL,
-  leftForDigestSql,
-  quietHoldJoin,
-} from './schedule/schedule.sql';
+import { holdableSql, LEFT_FOR_DIGEST_SQL, leftForDigestSql, quietHoldJoin } from './schedule/schedule.sql';
 
 /** The columns of an inbox row (InboxRow), alias `n` = notifications. */
 export const INBOX_COLUMNS = `n.id, n.type, n.task_id AS "taskId", n.class_id AS "classId", n.task_title AS "taskTitle",

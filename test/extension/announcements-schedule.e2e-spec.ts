@@ -37,7 +37,8 @@ describe('example extension: announcements under quiet hours and the daily diges
 
   const schedule = async (user: TestUser, body: object) =>
     expect(
-      (await ctx.http.put('/users/me/notification-schedule').set('Authorization', user.auth).send(body)).status,
+      (await ctx.http.put('/users/me/notification-schedule').set('Authorization', user.auth).send(body))
+        .status,
     ).toBe(200);
 
   async function emails(user: TestUser): Promise<Delivery[]> {
@@ -57,7 +58,10 @@ describe('example extension: announcements under quiet hours and the daily diges
       'held',
       async () =>
         (await emails(user)).some(
-          (d) => d.type === 'ANNOUNCEMENT_POSTED' && d.status === 'PENDING' && d.nextAttemptAt === '2026-05-05T06:30:00.000Z',
+          (d) =>
+            d.type === 'ANNOUNCEMENT_POSTED' &&
+            d.status === 'PENDING' &&
+            d.nextAttemptAt === '2026-05-05T06:30:00.000Z',
         ),
       10_000,
     );
@@ -75,16 +79,17 @@ describe('example extension: announcements under quiet hours and the daily diges
     await announce(classId, owner, 'New room');
     await waitFor(
       'left for the digest',
-      async () => (await emails(user)).filter((d) => d.status === 'SKIPPED' && d.lastError === 'DIGEST').length === 2,
+      async () =>
+        (await emails(user)).filter((d) => d.status === 'SKIPPED' && d.lastError === 'DIGEST').length === 2,
       10_000,
     );
     clock.set('2026-05-06T17:00:05.000Z');
     const mail = await smtp.waitFor(user.email, 10_000);
     expect(mail.subject).toBe('Your daily digest for Wed 06 May 2026: 2 notifications');
-    const notifications = (await ctx.db.query(
+    const notifications = await ctx.db.query<{ id: string }[]>(
       `SELECT id FROM notifications WHERE user_id = $1 AND type = 'ANNOUNCEMENT_POSTED' ORDER BY created_at, id`,
       [user.id],
-    )) as { id: string }[];
+    );
     const links = notifications.map(({ id }) => mail.text.indexOf(`http://app.test/notifications/${id}`));
     expect(links.every((at) => at > 0)).toBe(true);
     expect(links[0]).toBeLessThan(links[1]);

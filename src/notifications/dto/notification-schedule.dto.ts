@@ -54,7 +54,11 @@ export class NotificationScheduleDto {
   @IsIn(DIGEST_FREQUENCIES)
   digest: (typeof DIGEST_FREQUENCIES)[number];
 
-  @ApiProperty({ pattern: HH_MM.source, example: '17:00', description: 'Wall-clock time of the daily digest' })
+  @ApiProperty({
+    pattern: HH_MM.source,
+    example: '17:00',
+    description: 'Wall-clock time of the daily digest',
+  })
   @IsString()
   @Matches(HH_MM, { message: HH_MM_MESSAGE('digestAt') })
   digestAt: string;

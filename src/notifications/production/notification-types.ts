@@ -90,10 +90,7 @@ export const localTime = (time: string): string => `notification_local_time(${ti
  * a property decorator reads its enum when its class loads, before the modules loaded after it have defined
  * their types.
  */
-export function documentNotificationTypes(
-  document: OpenAPIObject,
-  deliveryKinds: readonly string[],
-): void {
+export function documentNotificationTypes(document: OpenAPIObject, deliveryKinds: readonly string[]): void {
   const schemas = document.components?.schemas ?? {};
   for (const [name, values] of [
     ['NotificationType', notificationTypeNames()],

@@ -178,9 +178,10 @@ export class NotificationSchedulesRepository {
          DELETE FROM notification_digest_days
           WHERE (user_id, local_date) IN (
             SELECT user_id, local_date FROM notification_digest_days
-             WHERE local_date < current_date - 2 LIMIT ${batch})
+             WHERE local_date < current_date - 2 LIMIT $1)
          RETURNING 1)
        SELECT count(*)::int AS n FROM gone`,
+      [batch],
     );
     return deleted[0].n;
   }

@@ -20,7 +20,13 @@ export const holdableSql = (d: string): string =>
  * `at` falls in, for the user `userId` (their time zone), when `holdable`; null otherwise. Without quiet hours
  * the users row is not even read.
  */
-export const quietHoldJoin = (at: string, userId: string, s: string, holdable: string, alias: string): string =>
+export const quietHoldJoin = (
+  at: string,
+  userId: string,
+  s: string,
+  holdable: string,
+  alias: string,
+): string =>
   `LEFT JOIN LATERAL (
       SELECT notification_quiet_until(${at}, hu.timezone, ${s}.quiet_start, ${s}.quiet_end) AS until
         FROM users hu
