@@ -112,7 +112,10 @@ async function measure(users) {
   const { sink, url, close } = await startSink();
   const server = await startServer({
     databaseUrl: db.url,
-    env: { SMTP_URL: process.env.BENCH_SMTP_POOL ? `${url}/?pool=true&maxConnections=10` : url, MAIL_FROM: 'bench@bench.test' },
+    env: {
+      SMTP_URL: process.env.BENCH_SMTP_POOL ? `${url}/?pool=true&maxConnections=10` : url,
+      MAIL_FROM: 'bench@bench.test',
+    },
   });
   const seeded = Date.now();
   await withClient(db.url, (client) => seed(client, users));
