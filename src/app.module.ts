@@ -13,6 +13,7 @@ import { CommentsModule } from './comments/comments.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { DatabaseOutageModule } from './common/errors/database-outage';
 import { AppConfig } from './config/config';
+import { Clock, SYSTEM_CLOCK } from './config/clock';
 import { AppConfigModule } from './config/config.module';
 import { buildDataSourceOptions, MigrationClass } from './database/typeorm-options';
 import { FilesModule } from './files/files.module';
@@ -42,11 +43,12 @@ export class AppModule {
     config: AppConfig,
     databaseUrl: string,
     extensions: readonly AppExtension[] = [],
+    clock: Clock = SYSTEM_CLOCK,
   ): DynamicModule {
     return {
       module: AppModule,
       imports: [
-        AppConfigModule.forRoot(config),
+        AppConfigModule.forRoot(config, clock),
         // Migrations ran before, under their lock and on a session connection (`runMigrationsLocked`).
         TypeOrmModule.forRoot(buildDataSourceOptions(config, databaseUrl)),
         // For the exception filter, which answers 503 while the database is out.

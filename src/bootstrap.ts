@@ -21,8 +21,9 @@ import { tagJsonAnswers } from './common/http/entity-tags';
 import { loggerOptions, logRequests } from './common/http/logger';
 import { answerClientErrors, applyServerTimeouts } from './common/http/slow-clients';
 import { AppConfig } from './config/config';
+import type { Clock } from './config/clock';
 import { IDEMPOTENCY_EXTENSION } from './idempotency/idempotent-write.decorator';
-import { TEST_EVENT } from './notifications/entities/notification-delivery.entity';
+import { DELIVERY_KINDS } from './notifications/entities/notification-delivery.entity';
 import { documentNotificationTypes } from './notifications/production/notification-types';
 import { runMigrationsLocked } from './database/migrate';
 import { sessionUrl } from './database/typeorm-options';
@@ -42,19 +43,20 @@ function rootLogger(config: AppConfig): Pino {
 /**
  * Builds the HTTP application exactly as production runs it; tests call this too. Shutdown on signals is
  * the caller's: `main.ts` closes the app, then the embedded database, then exits. `extensions` are mounted
- * beside the core modules, their migrations applied with the core's (production mounts none).
+ * beside the core modules, their migrations applied with the core's (production mounts none); `clock` replaces
+ * the system clock for schedules and deliveries (tests).
  */
 export async function createApp(
   config: AppConfig,
   databaseUrl: string,
-  { extensions = [] }: { extensions?: readonly AppExtension[] } = {},
+  { extensions = [], clock }: { extensions?: readonly AppExtension[]; clock?: Clock } = {},
 ): Promise<NestExpressApplication> {
   const logger = createLogger(config);
   if (config.database.migrationsRun) {
     const extraMigrations = extensions.flatMap((extension) => extension.migrations);
     await runMigrationsLocked(config, sessionUrl(config, databaseUrl), logger, extraMigrations);
   }
-  const module = AppModule.forRoot(config, databaseUrl, extensions);
+  const module = AppModule.forRoot(config, databaseUrl, extensions, clock);
   const app = await NestFactory.create<NestExpressApplication>(module, {
     logger,
     bodyParser: false,
@@ -100,7 +102,7 @@ function setupOpenApi(app: NestExpressApplication): void {
   documentPlatformRules(document);
   documentSafeRetries(document);
   documentErrorBodies(document);
-  documentNotificationTypes(document, TEST_EVENT);
+  documentNotificationTypes(document, DELIVERY_KINDS);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
 }
 

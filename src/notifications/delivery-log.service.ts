@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error';
+import { Clock, InjectClock } from '../config/clock';
 import { KeysetPlace, readKeysetPage } from '../common/pagination/keyset';
 import { DeliveriesRepository } from './delivery/deliveries.repository';
 import { DeliveryWorker } from './delivery/delivery-worker';
@@ -26,6 +27,7 @@ function legacyPlace(text: string): KeysetPlace | null {
 @Injectable()
 export class DeliveryLogService {
   constructor(
+    @InjectClock() private readonly clock: Clock,
     private readonly deliveries: DeliveriesRepository,
     private readonly worker: DeliveryWorker,
   ) {}
@@ -47,7 +49,7 @@ export class DeliveryLogService {
 
   /** Sends a finished delivery again, as a new PENDING one. */
   async redeliver(userId: string, deliveryId: string): Promise<DeliveryDto> {
-    const { originalStatus, created } = await this.deliveries.redeliver(userId, deliveryId);
+    const { originalStatus, created } = await this.deliveries.redeliver(userId, deliveryId, this.clock.now());
     if (originalStatus === undefined) throw AppError.notFound('Delivery');
     if (!created) {
       const finished = originalStatus === DeliveryStatus.SENT || originalStatus === DeliveryStatus.FAILED;
@@ -63,7 +65,7 @@ export class DeliveryLogService {
 
   /** Queues a TEST event through the caller's preference for `channel`. */
   async sendTest(userId: string, channel: NotificationChannelName): Promise<DeliveryDto> {
-    const created = await this.deliveries.queueTest(userId, channel);
+    const created = await this.deliveries.queueTest(userId, channel, this.clock.now());
     if (!created) throw AppError.notFound('Notification preference');
     this.worker.wake();
     return toDeliveryDto(created);

@@ -7,13 +7,14 @@ import { DatabaseOutage } from '../common/errors/database-outage';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { NotificationDispatcher } from './delivery/notification-dispatcher';
 import { NotificationProducer } from './production/notification-producer';
+import { NotificationScheduleService } from './notification-schedule.service';
 
 const SCHEDULED_JOB = 'notifications.scheduled';
 const DELIVERY_JOB = 'notifications.delivery';
 
 /**
- * The two periodic jobs. The scheduled one (SCHEDULER_CRON) produces reminders and looks at every task for
- * one to announce; the delivery loop (DELIVERY_POLL_INTERVAL_MS) announces tasks that became visible lately,
+ * The two periodic jobs. The scheduled one (SCHEDULER_CRON) produces reminders, looks at every task for
+ * one to announce, and applies the users' schedules (quiet hours, digests); the delivery loop (DELIVERY_POLL_INTERVAL_MS) announces tasks that became visible lately,
  * routes new notifications and wakes the delivery worker, so a publication reaches the inbox within about one
  * poll interval. Every instance runs both; the database decides who does what.
  */
@@ -29,6 +30,7 @@ export class NotificationJobs implements OnApplicationBootstrap, OnModuleDestroy
     private readonly registry: SchedulerRegistry,
     private readonly producer: NotificationProducer,
     private readonly dispatcher: NotificationDispatcher,
+    private readonly schedules: NotificationScheduleService,
     private readonly worker: DeliveryWorker,
     private readonly outage: DatabaseOutage,
   ) {}
@@ -56,12 +58,16 @@ export class NotificationJobs implements OnApplicationBootstrap, OnModuleDestroy
     await this.worker.stop();
   }
 
-  /** `scheduled`: the SCHEDULER_CRON run, with reminders and a publication scan over every task. */
+  /**
+   * `scheduled`: the SCHEDULER_CRON run, with reminders, a publication scan over every task, and the users'
+   * schedules (held deliveries realigned, due digests made, after routing so they list what just came).
+   */
   private async cycle(scheduled: boolean): Promise<void> {
     // Announcements first: a task due soon is announced before it is reminded of, in the inbox too.
     await this.producer.publishDue(scheduled ? 'all' : 'recent');
     if (scheduled) await this.producer.remindDue();
     await this.dispatcher.dispatchPending();
+    if (scheduled) await this.schedules.applyDue();
     this.worker.wake();
   }
 

@@ -1,9 +1,11 @@
 import type { DeliveryLogRow } from './delivery/deliveries.repository';
 import { DeliveryDto } from './dto/delivery.dto';
 import { NotificationPrefDto } from './dto/notification-pref.dto';
+import { NotificationScheduleDto } from './dto/notification-schedule.dto';
 import { NotificationDto } from './dto/notification.response';
 import { NotificationChannelName, NotificationPref } from './entities/notification-pref.entity';
 import { Notification } from './entities/notification.entity';
+import type { ScheduleRow } from './schedule/notification-schedules.repository';
 
 /** An inbox row; its timestamps are already the JSON strings (`isoSql`). */
 export type InboxRow = Pick<
@@ -53,5 +55,14 @@ export function toDeliveryDto(row: DeliveryLogRow): DeliveryDto {
     nextAttemptAt: row.nextAttemptAt,
     sentAt: row.sentAt,
     createdAt: row.createdAt,
+  };
+}
+
+export function toNotificationScheduleDto(row: ScheduleRow): NotificationScheduleDto {
+  return {
+    quietHours:
+      row.quietStart !== null && row.quietEnd !== null ? { start: row.quietStart, end: row.quietEnd } : null,
+    digest: row.digest,
+    digestAt: row.digestAt,
   };
 }

@@ -14,6 +14,9 @@ import { DeliveryRetention } from './delivery/delivery-retention';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { NotificationDispatcher } from './delivery/notification-dispatcher';
 import { NotificationJobs } from './notification-jobs';
+import { NotificationScheduleController } from './notification-schedule.controller';
+import { NotificationScheduleService } from './notification-schedule.service';
+import { NotificationSchedulesRepository } from './schedule/notification-schedules.repository';
 import { NotificationPrefsService } from './notification-prefs.service';
 import { NotificationPrefsController, NotificationsController } from './notifications.controller';
 import { NotificationsRepository } from './notifications.repository';
@@ -35,12 +38,19 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
   imports: [IdempotencyModule, MailModule, DatabaseOutageModule, PgListenerModule, TransactionsModule],
-  controllers: [NotificationsController, NotificationPrefsController, DeliveriesController],
+  controllers: [
+    NotificationsController,
+    NotificationPrefsController,
+    NotificationScheduleController,
+    DeliveriesController,
+  ],
   providers: [
     NotificationsRepository,
     DeliveriesRepository,
     NotificationsService,
     NotificationPrefsService,
+    NotificationSchedulesRepository,
+    NotificationScheduleService,
     InboxStreamsRepository,
     InboxStreams,
     StreamTickets,

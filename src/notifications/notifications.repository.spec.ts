@@ -30,7 +30,7 @@ describe('NotificationsRepository and DeliveriesRepository (real PostgreSQL)', (
   it('announces a published task, routes it to the inbox, and marks it read once', async () => {
     expect(await notifications.publishBatch('all')).toEqual({ tasks: 1, notifications: 1 });
     expect(await notifications.publishBatch('all')).toEqual({ tasks: 0, notifications: 0 });
-    expect(await notifications.dispatchBatch()).toEqual({ notifications: 1, deliveries: 1 });
+    expect(await notifications.dispatchBatch(new Date())).toEqual({ notifications: 1, deliveries: 1 });
     expect(await notifications.unreadCount(userId)).toBe(1);
     const [first] = await notifications.inboxPage(userId, undefined, false, 10);
     expect(first).toMatchObject({ type: 'TASK_PUBLISHED', unread_count: 1, readAt: null });
@@ -63,13 +63,13 @@ describe('NotificationsRepository and DeliveriesRepository (real PostgreSQL)', (
   });
 
   it('claims a queued mail once, records its success, and deletes it as a sent account mail', async () => {
-    await deliveries.enqueueMail(db, 'to@example.test', { subject: 's', text: 't', html: null });
-    const claimed = await deliveries.claim(NotificationChannelName.EMAIL, 10);
+    await deliveries.enqueueMail(db, 'to@example.test', { subject: 's', text: 't', html: null }, new Date());
+    const claimed = await deliveries.claim(NotificationChannelName.EMAIL, 10, new Date());
     const mail = claimed.find((row) => row.address === 'to@example.test')!;
     expect(mail).toMatchObject({ attempts: 1, payload: { subject: 's' }, out_of_date: null });
-    expect((await deliveries.claim(NotificationChannelName.EMAIL, 10)).map((row) => row.id)).not.toContain(
-      mail.id,
-    );
+    expect(
+      (await deliveries.claim(NotificationChannelName.EMAIL, 10, new Date())).map((row) => row.id),
+    ).not.toContain(mail.id);
     await deliveries.succeed(mail.id, mail.attempts);
     expect(await deliveries.deleteSentAccountMails(100)).toBe(1);
   });

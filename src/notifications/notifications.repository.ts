@@ -10,6 +10,7 @@ import { InboxRow, PrefRow } from './notifications.mapper';
 import { CompiledFanOut, compileFanOut } from './production/notification-fan-out';
 import { defineNotificationType, localTime, StaleCheck } from './production/notification-types';
 import { Notifier, Produced } from './production/notifier';
+import { holdableSql, LEFT_FOR_DIGEST_SQL, leftForDigestSql, quietHoldJoin } from './schedule/schedule.sql';
 
 /** The columns of an inbox row (InboxRow), alias `n` = notifications. */
 export const INBOX_COLUMNS = `n.id, n.type, n.task_id AS "taskId", n.class_id AS "classId", n.task_title AS "taskTitle",
@@ -270,7 +271,8 @@ export const DISPATCH_BATCH_SIZE = 5000;
  * Takes a batch of PENDING notifications (rows other instances hold are skipped), creates one delivery per
  * enabled channel preference of the recipient (EMAIL to the registration address when the recipient has no
  * EMAIL preference at all), and marks the batch SENT, which puts it in the inbox. One statement, so a
- * notification is routed exactly once.
+ * notification is routed exactly once. The recipient's schedule applies at once: an e-mail of a DAILY digest
+ * user is SKIPPED for the digest, an e-mail or message during quiet hours waits for their end (`$1`: now).
  */
 const DISPATCH_SQL = `
   WITH batch AS (
@@ -279,14 +281,25 @@ const DISPATCH_SQL = `
      ORDER BY created_at
      LIMIT ${DISPATCH_BATCH_SIZE}
      FOR UPDATE SKIP LOCKED
-  ), routed AS (
-    INSERT INTO notification_deliveries (notification_id, user_id, type, channel, address)
-    SELECT b.id, b.user_id, b.type, p.channel, p.address
+  ), targets AS (
+    SELECT b.id AS notification_id, b.user_id, b.type, p.channel, p.address, NULL::uuid AS original_id
       FROM batch b JOIN notification_prefs p ON p.user_id = b.user_id AND p.is_enabled
     UNION ALL
-    SELECT b.id, b.user_id, b.type, 'EMAIL', u.email
+    SELECT b.id, b.user_id, b.type, 'EMAIL', u.email, NULL::uuid
       FROM batch b JOIN users u ON u.id = b.user_id
      WHERE NOT EXISTS (SELECT 1 FROM notification_prefs p WHERE p.user_id = b.user_id AND p.channel = 'EMAIL')
+  ), routed AS (
+    INSERT INTO notification_deliveries (notification_id, user_id, type, channel, address, status, last_error,
+                                         next_attempt_at, held)
+    SELECT r.notification_id, r.user_id, r.type, r.channel, r.address,
+           CASE WHEN digest.for_digest THEN 'SKIPPED' ELSE 'PENDING' END,
+           CASE WHEN digest.for_digest THEN ${LEFT_FOR_DIGEST_SQL} END,
+           CASE WHEN digest.for_digest THEN $1 ELSE coalesce(hold.until, $1) END,
+           NOT digest.for_digest AND hold.until IS NOT NULL
+      FROM targets r
+      LEFT JOIN notification_schedules s ON s.user_id = r.user_id
+      CROSS JOIN LATERAL (SELECT coalesce(${leftForDigestSql('s', 'r')}, false) AS for_digest) digest
+      ${quietHoldJoin('$1', 'r.user_id', 's', holdableSql('r'), 'hold')}
     ON CONFLICT DO NOTHING
     RETURNING 1
   ), sent AS (
@@ -416,8 +429,8 @@ export class NotificationsRepository {
     );
   }
 
-  /** Routes one batch of PENDING notifications (see DISPATCH_SQL). */
-  async dispatchBatch(): Promise<{ notifications: number; deliveries: number }> {
-    return (await one<{ notifications: number; deliveries: number }>(this.dataSource, DISPATCH_SQL))!;
+  /** Routes one batch of PENDING notifications at `now` (see DISPATCH_SQL). */
+  async dispatchBatch(now: Date): Promise<{ notifications: number; deliveries: number }> {
+    return (await one<{ notifications: number; deliveries: number }>(this.dataSource, DISPATCH_SQL, [now]))!;
   }
 }

@@ -1,4 +1,5 @@
 import {
+  defineNotificationType,
   notificationTypeNames,
   notificationTypes,
 } from '../../src/notifications/production/notification-types';
@@ -39,8 +40,21 @@ describe('notification type registry', () => {
     const { components } = (await ctx.http.get('/openapi.json').expect(200)).body;
     expect(sorted(components.schemas.NotificationType.enum)).toEqual(sorted(notificationTypeNames()));
     expect(sorted(components.schemas.DeliveryType.enum)).toEqual(
-      sorted([...notificationTypeNames(), 'TEST']),
+      sorted([...notificationTypeNames(), 'TEST', 'DIGEST']),
     );
+  });
+
+  it('keeps the names of the deliveries of their own kind (TEST, DIGEST) from notification types', () => {
+    for (const name of ['TEST', 'DIGEST']) {
+      expect(() =>
+        defineNotificationType({
+          name,
+          subject: 'class',
+          texts: () => ({ title: `'t'`, content: `'c'` }),
+        }),
+      ).toThrow(`${name} names deliveries of their own kind`);
+    }
+    expect(notificationTypeNames()).not.toContain('DIGEST');
   });
 
   it('gives every type title and content SQL that runs with the aliases a fan-out provides', async () => {

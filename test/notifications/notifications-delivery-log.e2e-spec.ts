@@ -4,7 +4,7 @@ import { DeliveryOutbox } from '../../src/notifications/delivery/delivery-outbox
 import { DeliveryRetention } from '../../src/notifications/delivery/delivery-retention';
 import { addMember, createClass } from '../utils/classes';
 import { apiError, ISO_TIMESTAMP, UUID_PATTERN } from '../utils/expect';
-import { setPref, useAppWithChannelFakes, waitFor } from '../utils/notifications';
+import { DeliveryJson, setPref, useAppWithChannelFakes, waitFor } from '../utils/notifications';
 import { createTask } from '../utils/tasks';
 import { createUser, TestUser } from '../utils/users';
 import { sleep } from '../utils/wait';
@@ -13,19 +13,7 @@ import { ReceivedWebhook } from '../fakes/webhook-receiver';
 const BOT_TOKEN = '123456:TEST-bot-token_secret';
 const SMTP_PASSWORD = 'smtp-S3cret-pass';
 
-interface Delivery {
-  id: string;
-  notificationId: string | null;
-  type: string;
-  channel: string;
-  address: string;
-  status: string;
-  attempts: number;
-  lastError: string | null;
-  nextAttemptAt: string | null;
-  sentAt: string | null;
-  createdAt: string;
-}
+type Delivery = DeliveryJson;
 
 interface DeliveryPage {
   items: Delivery[];

@@ -195,8 +195,10 @@ describe('reminders at the members’ own deadlines', () => {
     // Only this task's notifications are routed and claimed here: the other tests' go first.
     await first.db.query(`DELETE FROM notifications WHERE task_id <> $1`, [taskId]);
     const notifications = first.app.get(NotificationsRepository);
-    while ((await notifications.dispatchBatch()).notifications > 0);
-    const claimed = await first.app.get(DeliveriesRepository).claim(NotificationChannelName.EMAIL, 100);
+    while ((await notifications.dispatchBatch(new Date())).notifications > 0);
+    const claimed = await first.app
+      .get(DeliveriesRepository)
+      .claim(NotificationChannelName.EMAIL, 100, new Date());
     const reasons: Record<string, string | null> = {};
     for (const row of claimed) {
       const [{ user_id: userId }] = await first.db.query(`SELECT user_id FROM notifications WHERE id = $1`, [

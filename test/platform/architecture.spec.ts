@@ -81,6 +81,8 @@ const TABLE_OWNERS: Record<string, string> = {
   notifications: 'notifications',
   notification_deliveries: 'notifications',
   notification_prefs: 'notifications',
+  notification_schedules: 'notifications',
+  notification_digest_days: 'notifications',
   notification_streams: 'notifications',
   notification_stream_tickets: 'notifications',
   notification_task_publications: 'notifications',

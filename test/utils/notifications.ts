@@ -48,6 +48,21 @@ export interface DeliveryRow {
   last_error: string | null;
 }
 
+/** A Delivery of the delivery log, as the API answers it. */
+export interface DeliveryJson {
+  id: string;
+  notificationId: string | null;
+  type: string;
+  channel: string;
+  address: string;
+  status: string;
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+  sentAt: string | null;
+  createdAt: string;
+}
+
 /** Every delivery of the notifications of `user`, oldest first. */
 export function deliveriesOf(ctx: TestApp, user: { id: string }): Promise<DeliveryRow[]> {
   return ctx.db.query(

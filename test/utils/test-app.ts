@@ -6,6 +6,7 @@ import request from 'supertest';
 import TestAgent from 'supertest/lib/agent';
 import { DataSource } from 'typeorm';
 import type { AppExtension } from '../../src/app.module';
+import type { Clock } from '../../src/config/clock';
 import { createApp } from '../../src/bootstrap';
 import { AppConfig, loadConfig } from '../../src/config/config';
 import { prepareDataDir } from '../../src/config/data-dir';
@@ -41,6 +42,8 @@ export interface TestAppOptions {
    * app's start, under the production migration lock, on the database cloned from the core's template.
    */
   extensions?: readonly AppExtension[];
+  /** The time schedules and deliveries go by (`MovableClock` of `./clock`); the system clock by default. */
+  clock?: Clock;
 }
 
 /** Boots the real AppModule against a fresh database cloned from the migrated template. */
@@ -63,7 +66,10 @@ export async function createTestApp(
       ...(env.DATABASE_POOLER ? { DATABASE_URL: databaseUrl } : databaseEnv(databaseUrl)),
     }),
   );
-  const app = await createApp(config, databaseUrl, { extensions: options.extensions });
+  const app = await createApp(config, databaseUrl, {
+    extensions: options.extensions,
+    clock: options.clock,
+  });
   await app.init();
   return {
     app,

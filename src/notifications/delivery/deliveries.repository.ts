@@ -7,11 +7,13 @@ import { affected, Db, one, rows } from '../../database/sql';
 import {
   DeliveryStatus,
   DeliveryType,
+  DIGEST_DELIVERY,
   MailPayload,
   TEST_EVENT,
 } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { NotificationTypeDefinition, notificationTypes } from '../production/notification-types';
+import { holdableSql, LEFT_FOR_DIGEST_SQL, leftForDigestSql, quietHoldJoin } from '../schedule/schedule.sql';
 
 /**
  * How long a claim holds a delivery. Longer than any send may take (webhook and Telegram 10 s, SMTP 30 s);
@@ -42,6 +44,22 @@ export interface ClaimedRow {
   data: Record<string, unknown> | null;
   secret: string | null;
   out_of_date: string | null;
+  /** false: left unsent by this claim (out of date, left for the digest, or held by quiet hours). */
+  send: boolean;
+  user_id: string | null;
+  /** A DIGEST: the recipient's local day it is of, e.g. `Mon 30 Mar 2026`. */
+  digest_date: string | null;
+  /** A DIGEST: the notifications it lists, oldest first. */
+  digest_items: DigestItem[] | null;
+}
+
+/** One notification a digest lists; `at` is its time in the recipient's time zone. */
+export interface DigestItem {
+  id: string;
+  title: string;
+  content: string;
+  taskId: string | null;
+  at: string;
 }
 
 /**
@@ -71,23 +89,30 @@ function outOfDateSql(types: NotificationTypeDefinition<never>[]): string {
  * Claims ready deliveries of one channel, those without a notification (account e-mails, TEST events) first:
  * they never wait behind the fan-out of a publication (index `ix_notification_deliveries_claim`).
  * `FOR UPDATE SKIP LOCKED` keeps concurrent claimers apart, the lease (`locked_until`) keeps them apart after
- * the claim commits, and `attempts` + 1 marks this claim.
- * A delivery that is out of date is finished as SKIPPED with the reason instead (no attempt is counted);
- * it comes back with `out_of_date` set, to be left unsent. A WEBHOOK delivery is signed with the current
- * secret of the owner's preference, a redelivery included.
+ * the claim commits, and `attempts` + 1 marks this claim. `$3` is now.
+ * Before a delivery is sent, in this order:
+ * - one that is out of date is finished as SKIPPED with the reason (no attempt is counted);
+ * - a notification's e-mail to a user whose digest is DAILY (switched on while it waited) is SKIPPED for the
+ *   digest;
+ * - one that falls in its recipient's quiet hours stays PENDING, `held`, until their end (no attempt counted);
+ *   its schedule and time zone are read now, so changes made while it waited apply.
+ * Those come back with `send` false, to be left alone. A WEBHOOK delivery is signed with the current secret of
+ * the owner's preference, a redelivery included. A DIGEST comes with its items (`digest_items`).
  */
 const claimSql = (types: NotificationTypeDefinition<never>[]): string => `
   WITH claimed AS (
     UPDATE notification_deliveries d
-       SET attempts = d.attempts + CASE WHEN stale.reason IS NULL THEN 1 ELSE 0 END,
-           status = CASE WHEN stale.reason IS NULL THEN d.status ELSE 'SKIPPED' END,
-           last_error = coalesce(stale.reason, d.last_error),
-           locked_until = CASE WHEN stale.reason IS NULL THEN now() + make_interval(secs => ${LEASE_SECONDS}) END,
+       SET attempts = d.attempts + CASE WHEN verdict.send THEN 1 ELSE 0 END,
+           status = CASE WHEN verdict.skip IS NULL THEN d.status ELSE 'SKIPPED' END,
+           last_error = coalesce(verdict.skip, d.last_error),
+           next_attempt_at = coalesce(verdict.hold, d.next_attempt_at),
+           held = verdict.hold IS NOT NULL,
+           locked_until = CASE WHEN verdict.send THEN $3 + make_interval(secs => ${LEASE_SECONDS}) END,
            updated_at = now()
       FROM (
-        SELECT id, notification_id, user_id, original_id FROM notification_deliveries
-         WHERE status = 'PENDING' AND channel = $1 AND next_attempt_at <= now()
-           AND (locked_until IS NULL OR locked_until <= now())
+        SELECT id, notification_id, user_id, original_id, channel, type FROM notification_deliveries
+         WHERE status = 'PENDING' AND channel = $1 AND next_attempt_at <= $3
+           AND (locked_until IS NULL OR locked_until <= $3)
          ORDER BY notification_id IS NOT NULL, next_attempt_at
          LIMIT $2
          FOR UPDATE SKIP LOCKED
@@ -99,14 +124,38 @@ const claimSql = (types: NotificationTypeDefinition<never>[]): string => `
           FROM users u LEFT JOIN tasks t ON t.id = n.task_id
          WHERE u.id = n.user_id
       ) stale ON true
+      LEFT JOIN notification_schedules s ON s.user_id = ready.user_id
+      ${quietHoldJoin('$3', 'ready.user_id', 's', holdableSql('ready'), 'quiet')}
+      CROSS JOIN LATERAL (
+        SELECT k.skip, CASE WHEN k.skip IS NULL THEN quiet.until END AS hold,
+               k.skip IS NULL AND quiet.until IS NULL AS send
+          FROM (SELECT coalesce(stale.reason,
+                                CASE WHEN ${leftForDigestSql('s', 'ready')} THEN ${LEFT_FOR_DIGEST_SQL} END) AS skip) k
+      ) verdict
       LEFT JOIN notification_prefs p ON p.user_id = ready.user_id AND p.channel = 'WEBHOOK'
      WHERE d.id = ready.id
-    RETURNING d.id, coalesce(d.original_id, d.id) AS webhook_id, d.channel, d.address, d.attempts, d.payload,
-              d.notification_id, d.type, n.title, n.content,
+    RETURNING d.id, coalesce(d.original_id, d.id) AS webhook_id, d.user_id, d.channel, d.address, d.attempts,
+              d.payload, d.notification_id, d.type, n.title, n.content,
               coalesce(n.created_at, original.created_at, d.created_at) AS created_at, n.task_id, n.task_title,
-              n.class_id, n.class_name, n.start_at, n.due_at, n.data, p.secret, stale.reason AS out_of_date
+              n.class_id, n.class_name, n.start_at, n.due_at, n.data, p.secret, stale.reason AS out_of_date,
+              verdict.send
   )
-  SELECT * FROM claimed`;
+  SELECT c.*,
+         CASE WHEN c.type = '${DIGEST_DELIVERY}' AND c.send THEN (
+           SELECT to_char(y.local_date, 'Dy DD Mon YYYY') FROM notification_digest_days y
+            WHERE y.user_id = c.user_id AND y.delivery_id = c.webhook_id
+         ) END AS digest_date,
+         CASE WHEN c.type = '${DIGEST_DELIVERY}' AND c.send THEN (
+           SELECT jsonb_agg(jsonb_build_object(
+                    'id', n.id, 'title', n.title, 'content', n.content, 'taskId', n.task_id,
+                    'at', notification_local_time(n.created_at, u.timezone))
+                  ORDER BY n.created_at, n.id)
+             FROM notification_deliveries i
+             JOIN notifications n ON n.id = i.notification_id
+             JOIN users u ON u.id = c.user_id
+            WHERE i.digest_id = c.webhook_id
+         ) END AS digest_items
+    FROM claimed c`;
 
 /** A delivery of the log; timestamps are already the JSON strings (`isoSql`). */
 export interface DeliveryLogRow {
@@ -161,11 +210,12 @@ export class DeliveriesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** A mail with its own content (account e-mails), in the transaction of `db` when it has one. */
-  async enqueueMail(db: Db, to: string, payload: MailPayload): Promise<void> {
+  async enqueueMail(db: Db, to: string, payload: MailPayload, now: Date): Promise<void> {
     await rows(
       db,
-      `INSERT INTO notification_deliveries (channel, address, payload) VALUES ('EMAIL', $1, $2)`,
-      [to, payload],
+      `INSERT INTO notification_deliveries (channel, address, payload, next_attempt_at)
+       VALUES ('EMAIL', $1, $2, $3)`,
+      [to, payload, now],
     );
   }
 
@@ -195,17 +245,18 @@ export class DeliveriesRepository {
    * Queues a TEST event through `userId`'s preference for `channel` (paused or not); null without one. EMAIL
    * without a saved preference is the account address, as dispatch and the preference list have it.
    */
-  queueTest(userId: string, channel: NotificationChannelName): Promise<DeliveryLogRow | null> {
+  queueTest(userId: string, channel: NotificationChannelName, now: Date): Promise<DeliveryLogRow | null> {
     return one<DeliveryLogRow>(
       this.dataSource,
-      `INSERT INTO notification_deliveries AS d (user_id, type, channel, address)
-       SELECT user_id, '${TEST_EVENT}', channel, address FROM notification_prefs WHERE user_id = $1 AND channel = $2
+      `INSERT INTO notification_deliveries AS d (user_id, type, channel, address, next_attempt_at)
+       SELECT user_id, '${TEST_EVENT}', channel, address, $3::timestamptz
+         FROM notification_prefs WHERE user_id = $1 AND channel = $2
        UNION ALL
-       SELECT u.id, '${TEST_EVENT}', 'EMAIL', u.email FROM users u
+       SELECT u.id, '${TEST_EVENT}', 'EMAIL', u.email, $3::timestamptz FROM users u
         WHERE u.id = $1 AND $2 = 'EMAIL'
           AND NOT EXISTS (SELECT 1 FROM notification_prefs p WHERE p.user_id = $1 AND p.channel = 'EMAIL')
        RETURNING ${LOG_COLUMNS}`,
-      [userId, channel],
+      [userId, channel, now],
     );
   }
 
@@ -213,29 +264,30 @@ export class DeliveriesRepository {
    * Queues a copy of `userId`'s finished (SENT or FAILED) delivery `id` to the same address, unless one of its
    * chain is pending already (index `uq_notification_deliveries_pending_redelivery` decides, whoever asks).
    */
-  async redeliver(userId: string, id: string): Promise<RedeliveryOutcome> {
+  async redeliver(userId: string, id: string, now: Date): Promise<RedeliveryOutcome> {
     const outcome = await one<DeliveryLogRow & { originalStatus: DeliveryStatus }>(
       this.dataSource,
       `WITH original AS (
          SELECT * FROM notification_deliveries WHERE id = $1 AND user_id = $2
        ), created AS (
-         INSERT INTO notification_deliveries (notification_id, user_id, type, channel, address, original_id)
-         SELECT notification_id, user_id, type, channel, address, coalesce(original_id, id) FROM original
+         INSERT INTO notification_deliveries (notification_id, user_id, type, channel, address, original_id,
+                                              next_attempt_at)
+         SELECT notification_id, user_id, type, channel, address, coalesce(original_id, id), $3 FROM original
           WHERE status IN ('SENT', 'FAILED')
          ON CONFLICT DO NOTHING
          RETURNING *
        )
        SELECT o.status AS "originalStatus", ${LOG_COLUMNS} FROM original o LEFT JOIN created d ON true`,
-      [id, userId],
+      [id, userId, now],
     );
     if (!outcome) return { created: null };
     const { originalStatus, ...created } = outcome;
     return { originalStatus, created: created.id === null ? null : created };
   }
 
-  /** Claims up to `limit` due deliveries of `channel` (see CLAIM_SQL). */
-  claim(channel: NotificationChannelName, limit: number): Promise<ClaimedRow[]> {
-    return rows<ClaimedRow>(this.dataSource, this.claimSql, [channel, limit]);
+  /** Claims up to `limit` deliveries of `channel` due at `now` (see claimSql). */
+  claim(channel: NotificationChannelName, limit: number, now: Date): Promise<ClaimedRow[]> {
+    return rows<ClaimedRow>(this.dataSource, this.claimSql, [channel, limit, now]);
   }
 
   /** Records success; ignored when this claim was lost (its lease ran out and another worker took over). */
@@ -253,12 +305,13 @@ export class DeliveriesRepository {
    * Records a failure: retried after `retryBaseSeconds` × 2^(attempt − 1), or FAILED with the error when the
    * attempts are used up or the error is permanent. Ignored when this claim was lost.
    */
-  async fail(id: string, attempt: number, failure: DeliveryFailure): Promise<void> {
+  async fail(id: string, attempt: number, failure: DeliveryFailure, now: Date): Promise<void> {
     await rows(
       this.dataSource,
       `UPDATE notification_deliveries
           SET status = CASE WHEN $3 OR attempts >= $4 THEN 'FAILED' ELSE 'PENDING' END,
-              next_attempt_at = now() + make_interval(secs => least($5::float8 * power(2, attempts - 1), $6)),
+              next_attempt_at = $8::timestamptz
+                + make_interval(secs => least($5::float8 * power(2, attempts - 1), $6)),
               locked_until = NULL, last_error = $7, updated_at = now()
         WHERE id = $1 AND attempts = $2 AND status = 'PENDING'`,
       [
@@ -269,6 +322,7 @@ export class DeliveriesRepository {
         failure.retryBaseSeconds,
         MAX_BACKOFF_SECONDS,
         failure.message,
+        now,
       ],
     );
   }

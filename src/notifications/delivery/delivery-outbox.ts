@@ -3,9 +3,11 @@ import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import type { MailMessage } from '../../mail/mail-sender';
 import { DeliveryJob, PermanentDeliveryError } from '../channels/notification-channel';
-import { MailPayload, TEST_EVENT } from '../entities/notification-delivery.entity';
+import { DIGEST_DELIVERY, MailPayload, TEST_EVENT } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { ClaimedRow, DeliveriesRepository } from './deliveries.repository';
+import { Clock, InjectClock } from '../../config/clock';
+import { digestMail } from '../schedule/digest-mail';
 import { deliveryErrorText } from './delivery-error';
 import { Db } from '../../database/sql';
 import { Transactions } from '../../database/transactions';
@@ -21,6 +23,7 @@ const TEST_MESSAGE = {
 export class DeliveryOutbox {
   constructor(
     @InjectConfig() private readonly config: AppConfig,
+    @InjectClock() private readonly clock: Clock,
     private readonly transactions: Transactions,
     private readonly deliveries: DeliveriesRepository,
   ) {}
@@ -34,17 +37,20 @@ export class DeliveryOutbox {
     db: Db = this.transactions.autocommit,
   ): Promise<void> {
     const payload: MailPayload = { subject, text, html };
-    await this.deliveries.enqueueMail(db, to, payload);
+    await this.deliveries.enqueueMail(db, to, payload, this.clock.now());
   }
 
-  /** Claims up to `limit` deliveries of `channel` that are due; those out of date are finished unsent. */
+  /**
+   * Claims up to `limit` deliveries of `channel` that are due; those out of date are finished unsent, those
+   * left for the digest skipped, those in their recipient's quiet hours held until they end.
+   */
   async claim(channel: NotificationChannelName, limit: number): Promise<DeliveryJob[]> {
     const jobs: DeliveryJob[] = [];
     for (;;) {
-      const rows = await this.deliveries.claim(channel, limit - jobs.length);
-      const current = rows.filter((row) => row.out_of_date === null);
-      jobs.push(...current.map(toJob));
-      // Out-of-date rows took slots of this claim: claim again, so a backlog of them (a deleted task with
+      const rows = await this.deliveries.claim(channel, limit - jobs.length, this.clock.now());
+      const current = rows.filter((row) => row.send);
+      jobs.push(...current.map((row) => this.toJob(row)));
+      // Rows left unsent took slots of this claim: claim again, so a backlog of them (a deleted task with
       // thousands of reminders) is finished at once instead of holding up the deliveries behind it.
       if (current.length === rows.length || jobs.length >= limit) return jobs;
     }
@@ -63,7 +69,12 @@ export class DeliveryOutbox {
     const permanent = error instanceof PermanentDeliveryError;
     const message = deliveryErrorText(error, this.secretsOf(job));
     const { retryBaseSeconds, maxAttempts } = this.config.notifications;
-    await this.deliveries.fail(job.id, job.attempt, { permanent, maxAttempts, retryBaseSeconds, message });
+    await this.deliveries.fail(
+      job.id,
+      job.attempt,
+      { permanent, maxAttempts, retryBaseSeconds, message },
+      this.clock.now(),
+    );
   }
 
   /** What an attempt's error must not show: the log is read by the recipient, and by whoever holds their token. */
@@ -73,17 +84,25 @@ export class DeliveryOutbox {
     const webhookKey = job.secret?.replace(/^whsec_/, '') ?? null;
     return [this.config.telegram.botToken, smtpPassword, job.secret, webhookKey];
   }
+
+  private toJob(row: ClaimedRow): DeliveryJob {
+    if (row.type !== DIGEST_DELIVERY) return toJob(row);
+    const mail = digestMail(row.digest_date, row.digest_items ?? [], this.config.appUrl);
+    return { ...jobOf(row), ...mail, event: null };
+  }
 }
 
+const jobOf = (row: ClaimedRow) => ({
+  id: row.id,
+  webhookId: row.webhook_id,
+  channel: row.channel,
+  address: row.address,
+  attempt: row.attempts,
+  secret: row.secret,
+});
+
 function toJob(row: ClaimedRow): DeliveryJob {
-  const job = {
-    id: row.id,
-    webhookId: row.webhook_id,
-    channel: row.channel,
-    address: row.address,
-    attempt: row.attempts,
-    secret: row.secret,
-  };
+  const job = jobOf(row);
   if (row.payload) return { ...job, ...row.payload, event: null };
   if (row.type === TEST_EVENT) {
     return {

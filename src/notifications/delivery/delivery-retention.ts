@@ -4,6 +4,7 @@ import { RunningJobs } from '../../common/jobs/running-jobs';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { DeliveriesRepository } from './deliveries.repository';
+import { NotificationSchedulesRepository } from '../schedule/notification-schedules.repository';
 
 /** Rows deleted per statement, so a large backlog never holds locks or builds WAL for long. */
 const BATCH = 5000;
@@ -20,6 +21,7 @@ export class DeliveryRetention {
   constructor(
     @InjectConfig() private readonly config: AppConfig,
     private readonly deliveries: DeliveriesRepository,
+    private readonly schedules: NotificationSchedulesRepository,
     private readonly jobs: RunningJobs,
   ) {}
 
@@ -33,6 +35,7 @@ export class DeliveryRetention {
       await this.inBatches(() => this.deliveries.deleteSentAccountMails(BATCH));
       const days = this.config.notifications.retentionDays;
       await this.inBatches(() => this.deliveries.deleteFinishedBefore(days, BATCH));
+      await this.inBatches(() => this.schedules.deleteOldDigestDays(BATCH));
     } catch (error) {
       this.logger.error({ err: error }, 'Clean-up of finished deliveries failed');
     }

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsEnum, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PageSize } from '../../common/validation/page-size';
-import { DeliveryStatus, DeliveryType, TEST_EVENT } from '../entities/notification-delivery.entity';
+import { DELIVERY_KINDS, DeliveryStatus, DeliveryType } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { notificationTypeNames } from '../production/notification-types';
 
@@ -35,10 +35,19 @@ export class DeliveryDto {
   @ApiProperty({ format: 'uuid' })
   id: string;
 
-  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'null for a TEST event' })
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'null for a TEST event and a DIGEST',
+  })
   notificationId: string | null;
 
-  @ApiProperty({ enum: [...notificationTypeNames(), TEST_EVENT], enumName: 'DeliveryType' })
+  @ApiProperty({
+    enum: [...notificationTypeNames(), ...DELIVERY_KINDS],
+    enumName: 'DeliveryType',
+    description: "A notification's type; TEST: a test event; DIGEST: a daily digest (no notificationId)",
+  })
   type: DeliveryType;
 
   @ApiProperty({ enum: NotificationChannelName, enumName: 'NotificationChannel' })
@@ -54,7 +63,9 @@ export class DeliveryDto {
     enumName: 'DeliveryStatus',
     description:
       'PENDING: queued or being retried; SENT: accepted by the receiver; FAILED: attempts used up or refused ' +
-      'for good; SKIPPED: out of date when its turn came (e.g. the task was deleted), not sent',
+      'for good; SKIPPED: out of date when its turn came (e.g. the task was deleted), or an e-mail left for ' +
+      'the daily digest (lastError `DIGEST`), not sent. A PENDING EMAIL or MESSENGER delivery may be waiting ' +
+      "for the end of the recipient's quiet hours (its nextAttemptAt)",
   })
   status: DeliveryStatus;
 

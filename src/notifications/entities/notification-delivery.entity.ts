@@ -11,7 +11,13 @@ export enum DeliveryStatus {
 
 /** The event a user's delivery carries: a notification's type, or TEST (`POST …/notification-prefs/:channel/test`). */
 export const TEST_EVENT = 'TEST';
-/** A registered notification type's name, or TEST. */
+/** A daily digest: one e-mail listing the notifications since the previous one (no notification of its own). */
+export const DIGEST_DELIVERY = 'DIGEST';
+/** The `last_error` of an e-mail left for the digest (SKIPPED until a digest lists it). */
+export const LEFT_FOR_DIGEST = 'DIGEST';
+/** The types of deliveries that carry no notification; no notification type may take these names. */
+export const DELIVERY_KINDS = [TEST_EVENT, DIGEST_DELIVERY] as const;
+/** A registered notification type's name, TEST or DIGEST. */
 export type DeliveryType = string;
 
 /** A mail that carries its own content (account e-mails) instead of a notification's. */
@@ -28,7 +34,7 @@ export class NotificationDelivery {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
-  /** null for TEST events and account e-mails. */
+  /** null for TEST events, digests and account e-mails. */
   @Column({ type: 'uuid', nullable: true })
   notificationId: string | null;
 
@@ -69,6 +75,14 @@ export class NotificationDelivery {
 
   @Column({ type: 'text', nullable: true })
   lastError: string | null;
+
+  /** PENDING only because of the recipient's quiet hours, until `nextAttemptAt` (their end). */
+  @Column({ type: 'boolean', default: false })
+  held: boolean;
+
+  /** An e-mail left for the digest (SKIPPED, `DIGEST`): the DIGEST delivery that listed it; null until then. */
+  @Column({ type: 'uuid', nullable: true })
+  digestId: string | null;
 
   @Column({ type: 'timestamptz', precision: 3, nullable: true })
   sentAt: Date | null;

@@ -1,4 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { DELIVERY_KINDS } from '../entities/notification-delivery.entity';
 
 /**
  * The registry of notification types: every type is defined once, by the module that produces it, with
@@ -64,6 +65,9 @@ export function defineNotificationType<Var extends string>(
     throw new Error(`Notification type name ${definition.name} is not 1-30 upper-case letters, digits or _`);
   }
   if (registry.has(definition.name)) throw new Error(`Notification type ${definition.name} is defined twice`);
+  if ((DELIVERY_KINDS as readonly string[]).includes(definition.name)) {
+    throw new Error(`${definition.name} names deliveries of their own kind, not a notification type`);
+  }
   registry.set(definition.name, definition as NotificationTypeDefinition<never>);
   return definition;
 }
@@ -86,11 +90,11 @@ export const localTime = (time: string): string => `notification_local_time(${ti
  * a property decorator reads its enum when its class loads, before the modules loaded after it have defined
  * their types.
  */
-export function documentNotificationTypes(document: OpenAPIObject, testType: string): void {
+export function documentNotificationTypes(document: OpenAPIObject, deliveryKinds: readonly string[]): void {
   const schemas = document.components?.schemas ?? {};
   for (const [name, values] of [
     ['NotificationType', notificationTypeNames()],
-    ['DeliveryType', [...notificationTypeNames(), testType]],
+    ['DeliveryType', [...notificationTypeNames(), ...deliveryKinds]],
   ] as const) {
     const schema = schemas[name];
     if (schema && 'enum' in schema) schema.enum = [...values];
