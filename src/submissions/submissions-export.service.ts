@@ -3,7 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { stringify } from 'csv-stringify';
 import type { Response } from 'express';
 import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
-import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { TaskAccess } from '../access/access.service';
 import { AuthUser } from '../common/decorators/current-user.decorator';
@@ -11,6 +10,7 @@ import { ErrorCode } from '../common/errors/app-error';
 import { zonedIsoFormatter } from '../common/utils/zoned-time';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { DatabasePool } from '../database/connection-failures';
 import { dataSourceUrl, isPooled, poolSettings } from '../database/typeorm-options';
 import { scoreNumber } from './submissions.mapper';
 import { ExportRow, SubmissionsRepository } from './submissions.repository';
@@ -77,7 +77,7 @@ function coalesce(size: number): Transform {
 @Injectable()
 export class SubmissionsExportService implements OnApplicationShutdown {
   private readonly logger = new Logger(SubmissionsExportService.name);
-  private pool: Pool | null = null;
+  private pool: DatabasePool | null = null;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -147,11 +147,11 @@ export class SubmissionsExportService implements OnApplicationShutdown {
   }
 
   /** Same connection settings as TypeORM's pool; created at the first export. */
-  private exportPool(): Pool {
+  private exportPool(): DatabasePool {
     if (!this.pool) {
       // Without the statement limits: they span a cursor's whole life, which the client's reading speed sets;
       // EXPORT_STALL_TIMEOUT_MS cuts an export that stops moving, database silent or not.
-      this.pool = new Pool({
+      this.pool = new DatabasePool({
         ...poolSettings(this.config, { statementLimits: false, pooled: isPooled(this.config) }),
         connectionString: dataSourceUrl(this.dataSource),
         max: this.config.exports.concurrency,
