@@ -1,5 +1,6 @@
 import { channel } from 'node:diagnostics_channel';
 import { Client } from 'pg';
+import { connectFailure, statementFailure } from './connection-failures';
 
 /** pg's error for a query whose answer did not come within `query_timeout`. */
 const READ_TIMEOUT = 'Query read timeout';
@@ -20,7 +21,8 @@ const statementText = (config: unknown): string =>
 type Callback = (error: Error | null, result?: unknown) => void;
 
 /**
- * A pg client that drops its connection once an answer is late (`query_timeout`). pg only fails the query:
+ * A pg client whose connection failures are ConnectionFailures (`connection-failures.ts`), and that drops its
+ * connection once an answer is late (`query_timeout`). pg only fails the query:
  * the connection stays busy waiting for that answer, so every later query on it fails the same way, and
  * TypeORM hands it back to the pool as healthy. `end()` with a query still unanswered closes the socket at
  * once, and pg-pool removes an ended client when it is released instead of keeping it; the next query opens
@@ -36,14 +38,29 @@ export class FailFastClient extends Client {
     if (typeof callback === 'function') {
       args[last] = (error: Error | null, result?: unknown) => {
         this.dropWhenLate(error);
-        (callback as Callback)(error, result);
+        (callback as Callback)(error && (statementFailure(error) as Error), result);
       };
     }
     const result: unknown = (super.query as (...queryArgs: unknown[]) => unknown).apply(this, args);
     if (!(result instanceof Promise)) return result;
     return result.catch((error: unknown) => {
       this.dropWhenLate(error);
-      throw error;
+      throw statementFailure(error);
+    });
+  }
+
+  /** Connects as pg does; a failure to connect is a ConnectionFailure (`connection-failures.ts`). */
+  // One implementation for both of pg's `connect` forms (callback, promise), told apart by the argument.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override connect(...args: any[]): any {
+    const [callback] = args as unknown[];
+    if (typeof callback === 'function') {
+      return (super.connect as (callback: (error: Error | null) => void) => void)((error) =>
+        (callback as (error: Error | null) => void)(error && (connectFailure(error) as Error)),
+      );
+    }
+    return super.connect().catch((error: unknown) => {
+      throw connectFailure(error);
     });
   }
 

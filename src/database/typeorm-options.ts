@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import type { ClientConfig, PoolConfig } from 'pg';
+import pg, { type ClientConfig, type PoolConfig } from 'pg';
+import { DatabasePool } from './connection-failures';
 import { DataSource, DataSourceOptions, MigrationInterface } from 'typeorm';
 import { AppConfig } from '../config/config';
 import { FailFastClient, TransactionPoolerClient } from './fail-fast-client';
@@ -106,6 +107,8 @@ export function buildDataSourceOptions(
     migrationsTransactionMode: 'each',
     synchronize: false,
     namingStrategy: new SnakeNamingStrategy(),
+    // pg with the pool whose failures to connect say they come from the database (`connection-failures.ts`).
+    driver: { ...pg, Pool: DatabasePool },
     extra: poolSettings(config, { statementLimits: !forMigrations, pooled }),
     subscribers: pooled ? [transactionLimits(config.database)] : [],
   };

@@ -3,11 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { stringify } from 'csv-stringify';
 import type { Response } from 'express';
 import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
-import { Pool, PoolClient } from 'pg';
+import { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { ErrorCode } from '../common/errors/app-error';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { DatabasePool } from '../database/connection-failures';
 import { dataSourceUrl, isPooled, poolSettings } from '../database/typeorm-options';
 
 /** csv-stringify emits one small chunk per row; the response gets them in pieces of about this size. */
@@ -79,7 +80,7 @@ export interface CsvExport<Row> {
 @Injectable()
 export class CsvStreams implements OnApplicationShutdown {
   private readonly logger = new Logger(CsvStreams.name);
-  private pool: Pool | null = null;
+  private pool: DatabasePool | null = null;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -145,11 +146,11 @@ export class CsvStreams implements OnApplicationShutdown {
   }
 
   /** Same connection settings as TypeORM's pool; created at the first export. */
-  private exportPool(): Pool {
+  private exportPool(): DatabasePool {
     if (!this.pool) {
       // Without the statement limits: they span a cursor's whole life, which the client's reading speed sets;
       // EXPORT_STALL_TIMEOUT_MS cuts an export that stops moving, database silent or not.
-      this.pool = new Pool({
+      this.pool = new DatabasePool({
         ...poolSettings(this.config, { statementLimits: false, pooled: isPooled(this.config) }),
         connectionString: dataSourceUrl(this.dataSource),
         max: this.config.exports.concurrency,

@@ -218,6 +218,16 @@ describe('auth: registration', () => {
       );
     });
 
+    it('stores a current zone name as sent, not the old alias the runtime resolves it to', async () => {
+      const email = uniqueEmail();
+      const token = await registrationToken(ctx, smtp, email);
+      const res = await ctx.http
+        .post('/auth/register/complete')
+        .send({ token, password: 'a fine password', timezone: 'Asia/Kolkata' });
+      expect(res.status).toBe(201);
+      expect(res.body.user.timezone).toBe('Asia/Kolkata');
+    });
+
     it('rolls back on a school error and leaves the token usable', async () => {
       const school = await createSchool(ctx);
       const email = uniqueEmail();

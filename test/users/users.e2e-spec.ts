@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { JwtService } from '@nestjs/jwt';
 import { sign as signJwt } from 'jsonwebtoken';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
 import { Response } from 'supertest';
+import { UpdateMeDto } from '../../src/users/dto/update-me.dto';
 import {
   apiError,
   decodeJwt,
@@ -130,6 +135,41 @@ describe('users', () => {
       const cleared = await patch(user, { nickname: null });
       expect(cleared.body).toEqual(userShape(user.email, { id: user.id, timezone: 'America/New_York' }));
       expect((await get(user)).body).toEqual(cleared.body);
+    });
+
+    it('keeps every current name of the tz database as sent, and reminders are written in it', async () => {
+      // The runtime's ICU data resolves 21 of them to old aliases (Asia/Kolkata → Asia/Calcutta).
+      const names = readFileSync(join(__dirname, 'tz-current-names.txt'), 'utf8')
+        .split('\n')
+        .filter((line) => line !== '' && !line.startsWith('#'));
+      expect(names).toEqual(
+        expect.arrayContaining(['Asia/Kolkata', 'Europe/Kyiv', 'America/Nuuk', 'Etc/UTC']),
+      );
+      // Every name through the request's validation and transformation, as the validation pipe runs them.
+      const validated = names.map((name) => {
+        const changes = plainToInstance(UpdateMeDto, { timezone: name });
+        return validateSync(changes).length === 0 ? changes.timezone : `invalid: ${name}`;
+      });
+      expect(validated).toEqual(names);
+      // Through the routes, the names the runtime renames (each through PATCH and GET) and a few others.
+      const renamed = names.filter(
+        (name) => new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone !== name,
+      );
+      expect(renamed).toEqual(expect.arrayContaining(['Asia/Kolkata', 'Europe/Kyiv', 'Etc/UTC']));
+      const user = await createUser(ctx);
+      const answered: string[] = [];
+      for (const name of [...renamed, 'UTC', 'Europe/Berlin', 'America/Argentina/Salta']) {
+        expect((await patch(user, { timezone: name })).body.timezone).toBe(name);
+        answered.push((await get(user)).body.timezone);
+      }
+      expect(answered).toEqual([...renamed, 'UTC', 'Europe/Berlin', 'America/Argentina/Salta']);
+      // The reminders' and notices' local time, which falls back to "(UTC)" for a zone PostgreSQL lacks.
+      const written: { text: string }[] = await ctx.db.query(
+        `SELECT notification_local_time(now(), name) AS text FROM unnest($1::text[]) WITH ORDINALITY AS z(name, n)
+          ORDER BY n`,
+        [names],
+      );
+      expect(written.map((row) => row.text.replace(/^.* \((.*)\)$/, '$1'))).toEqual(names);
     });
 
     it('sets, moves and clears the school with its student number', async () => {

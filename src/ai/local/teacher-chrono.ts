@@ -7,8 +7,10 @@ import * as chrono from 'chrono-node';
 export const TAG = {
   /** "Tuesday week", "a week from Friday": the named day's next occurrence, a week later. */
   weekLater: 'classroom/weekLater',
-  /** "the day before the test on Friday". */
-  dayBefore: 'classroom/dayBefore',
+  /** Prefix of a tag counting days from the date: "the day before the test on Friday" (-1), "two days after". */
+  dayOffset: 'classroom/dayOffset:',
+  /** "first thing Monday": the start of the school day, when no time is written. */
+  firstThing: 'classroom/firstThing',
   /** "end of the week": Friday, or else Sunday. */
   endOfWeek: 'classroom/endOfWeek',
   /** "the 15th": this month's, or next month's once passed. */
@@ -33,8 +35,19 @@ const WORD_NUMBERS: Record<string, number> = {
   eleven: 11,
   twelve: 12,
 };
+const NUMBER_WORD = Object.keys(WORD_NUMBERS).join('|');
 const HOUR = `(\\d{1,2}|${Object.keys(WORD_NUMBERS).join('|')})`;
 const numberOf = (word: string): number => WORD_NUMBERS[word.toLowerCase()] ?? Number(word);
+/** Minutes as said before "past" or "to": a number, in digits or words ("ten", "twenty-five"), or a quarter. */
+const MINUTES = `(quarter|\\d{1,2}|twenty[-\\s]five|twenty|fifteen|${Object.keys(WORD_NUMBERS).join('|')})`;
+function minutesOf(word: string): number {
+  const lower = word.toLowerCase().replace(/\s+/g, '-');
+  if (lower === 'quarter') return 15;
+  if (lower === 'twenty-five') return 25;
+  if (lower === 'twenty') return 20;
+  if (lower === 'fifteen') return 15;
+  return numberOf(lower);
+}
 
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 const WEEKDAY = '(sun|mon|tue|tues|wed|thu|thur|thurs|fri|sat)(?:day|nesday|sday|urday)?\\.?';
@@ -70,6 +83,32 @@ const ZONES: Record<string, string> = {
   JST: 'Asia/Tokyo',
   SGT: 'Asia/Singapore',
 };
+/** North America's zones as said by name: "7 pm Pacific", "10am Eastern time". */
+const REGION_ZONES: Record<string, string> = {
+  pacific: 'America/Los_Angeles',
+  mountain: 'America/Denver',
+  central: 'America/Chicago',
+  eastern: 'America/New_York',
+};
+const REGION_AFTER = new RegExp(
+  `^\\s*(${Object.keys(REGION_ZONES).join('|')})(?:\\s+(?:standard\\s+|daylight\\s+)?time)?\\b`,
+  'i',
+);
+/** "5pm Sydney time", "9am London time": a place whose name is the last part of an IANA zone's. */
+const PLACE_TIME_AFTER = /^\s*,?\s*(\p{Lu}[\p{L}]+(?:[ _-]\p{Lu}[\p{L}]+)*)\s+time\b/u;
+const ZONES_BY_PLACE = new Map(
+  Intl.supportedValuesOf('timeZone').map((zone) => [zone.split('/').at(-1)!.toLowerCase(), zone] as const),
+);
+
+/** A zone named after a time by its region or its place, with the text that names it. */
+function namedZoneAfter(after: string): { zone: string; text: string } | null {
+  const region = REGION_AFTER.exec(after);
+  if (region) return { zone: REGION_ZONES[region[1].toLowerCase()], text: region[0] };
+  const place = PLACE_TIME_AFTER.exec(after);
+  const zone = place && ZONES_BY_PLACE.get(place[1].replace(/[ -]/g, '_').toLowerCase());
+  return zone ? { zone, text: place[0] } : null;
+}
+
 const ZONE_AFTER = new RegExp(`^\\s*\\(?(${Object.keys(ZONES).join('|')})\\)?(?![A-Za-z])`);
 const ZONE_INSIDE = new RegExp(`\\b(${Object.keys(ZONES).join('|')})\\b`);
 
@@ -116,16 +155,27 @@ function daysFromToday(context: chrono.ParsingContext, days: number): Components
 }
 
 const CUSTOM_PARSERS: chrono.Parser[] = [
-  // "quarter past four", "half past three", "quarter to five"
-  parser(new RegExp(`\\b(?:(quarter|half)\\s+past|(quarter)\\s+to)\\s+${HOUR}\\b`, 'i'), (match) => {
-    const hour = numberOf(match[3]);
-    if (hour < 1 || hour > 12) return null;
-    if (match[2]) return { hour: hour - 1, minute: 45 };
-    return { hour, minute: match[1].toLowerCase() === 'half' ? 30 : 15 };
+  // "quarter past four", "half past three", "quarter to five", "10 past 2", "twenty to nine"
+  parser(new RegExp(`\\b(?:(half)|${MINUTES})(?:\\s+minutes?)?\\s+(past|to)\\s+${HOUR}\\b`, 'i'), (match) => {
+    const hour = numberOf(match[4]);
+    const minutes = match[1] ? 30 : minutesOf(match[2]);
+    if (hour < 1 || hour > 12 || minutes < 1 || minutes > 59) return null;
+    if (match[3].toLowerCase() === 'past') return { hour, minute: minutes };
+    return match[1] ? null : { hour: hour === 1 ? 12 : hour - 1, minute: 60 - minutes };
+  }),
+  // "half six": British for half past six (not "half term", "half an hour")
+  parser(new RegExp(`\\bhalf\\s+${HOUR}\\b(?!\\s*(?::|\\.\\d|%|/))`, 'i'), (match) => {
+    const hour = numberOf(match[1]);
+    return hour >= 1 && hour <= 12 ? { hour, minute: 30 } : null;
+  }),
+  // "14h00", "9h30": a 24-hour time written with an h
+  parser(/\b([01]?\d|2[0-3])h([0-5]\d)\b/i, (match) => {
+    const hour = Number(match[1]);
+    return { hour, minute: Number(match[2]), meridiem: hour >= 12 ? 1 : 0 };
   }),
   // "by 6", "at 9", "@ 5": a bare hour right after a word that introduces a time
   parser(
-    /\b(?:by|at|before|until|till|@)\s*(\d{1,2})(?![\d:.]|\s*(?:am|pm|a\.m|p\.m|o'?clock|%|st\b|nd\b|rd\b|th\b|\/|-|–))/i,
+    /\b(?:by|at|before|until|till|@)\s*(\d{1,2})(?![\d:.h]|\s*(?:am|pm|a\.m|p\.m|o'?clock|%|st\b|nd\b|rd\b|th\b|\/|-|–|(?:minutes?\s+)?(?:past|to)\b))/i,
     (match) => {
       const hour = Number(match[1]);
       return hour >= 1 && hour <= 12 ? { hour, minute: 0 } : null;
@@ -150,7 +200,9 @@ const CUSTOM_PARSERS: chrono.Parser[] = [
   ),
   // "the 15th": a day of this month
   parser(
-    /\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))/i,
+    // Not an ordinal that qualifies the word after it ("the 2nd draft", "the 4th worksheet"): a date is
+    // followed by punctuation, the end, a time or a linking word.
+    /\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))(?!\s+(?!(?:at|by|before|after|until|till|of|and|or|to|in|on|for|from|is|was|will|@)\b)[a-z])/i,
     (match) => {
       const day = Number(match[1]);
       return day >= 1 && day <= 31 ? { day } : null;
@@ -335,7 +387,11 @@ function readSurroundings(context: chrono.ParsingContext, result: chrono.Parsing
   const after = context.text.slice(end(result));
   const weekAfter = /^\s+week\b/i.exec(after);
   const weekFrom = /\b(?:a|one)\s+week\s+from\s+$/i.exec(before);
-  const dayBefore = /\bthe\s+day\s+before\s+(?:the\s+[\p{L}\s]{1,30}?\s+(?:on\s+)?)?$/iu.exec(before);
+  // "the day before the test on Friday", "two days after the trip on the 14th": counted from that date.
+  const dayOffset = new RegExp(
+    `\\b(?:the\\s+day|(a|${NUMBER_WORD}|\\d{1,2})\\s+days?)\\s+(before|after)\\s+(?:the\\s+[\\p{L}\\s]{1,30}?\\s+(?:on\\s+)?)?$`,
+    'iu',
+  ).exec(before);
   if (result.start.isCertain('weekday') && !result.start.isCertain('day') && weekAfter) {
     result.start.addTag(TAG.weekLater);
     result.text += weekAfter[0];
@@ -343,9 +399,16 @@ function readSurroundings(context: chrono.ParsingContext, result: chrono.Parsing
     result.start.addTag(TAG.weekLater);
     widen(context, result, from + weekFrom.index);
   }
-  if (dayBefore) {
-    result.start.addTag(TAG.dayBefore);
-    widen(context, result, from + dayBefore.index);
+  if (dayOffset) {
+    const days = dayOffset[1] ? (/^an?$/i.test(dayOffset[1]) ? 1 : numberOf(dayOffset[1])) : 1;
+    result.start.addTag(`${TAG.dayOffset}${dayOffset[2].toLowerCase() === 'before' ? -days : days}`);
+    widen(context, result, from + dayOffset.index);
+  }
+  // "first thing Monday", "Monday first thing": the start of the school day.
+  const firstThingBefore = /\bfirst\s+thing\s+(?:on\s+|in\s+the\s+morning\s+)?$/i.exec(before);
+  if (firstThingBefore || /^\s*(?:,\s*)?first\s+thing\b/i.test(after)) {
+    result.start.addTag(TAG.firstThing);
+    if (firstThingBefore) widen(context, result, from + firstThingBefore.index);
   }
   if (result.end && /\b(?:moved|postponed|rescheduled|changed|pushed)\b[^.\n]{0,20}$/i.test(before))
     result.start.addTag(TAG.movedTo);
@@ -353,7 +416,51 @@ function readSurroundings(context: chrono.ParsingContext, result: chrono.Parsing
   if (zone && result.start.isCertain('hour')) {
     if (zone.index === 0 && !ZONE_INSIDE.test(result.text)) result.text += zone[0];
     result.start.addTag(`${TAG.zone}${ZONES[zone[1]]}`);
+  } else if (result.start.isCertain('hour')) {
+    const named = namedZoneAfter(after);
+    if (named) {
+      result.text += named.text;
+      result.start.addTag(`${TAG.zone}${named.zone}`);
+    }
   }
+}
+
+/**
+ * A "range" whose dash opens the next line ("November\n- 4 Nov") is a heading and a bullet: the bullet's date
+ * alone is meant.
+ */
+function noRangeAcrossLines(result: chrono.ParsingResult): void {
+  if (!result.end || !result.text.includes('\n')) return;
+  const cut = result.text.lastIndexOf('\n') + 1;
+  const rest = result.text.slice(cut);
+  const marker = /^[\s\-*•–—]*/.exec(rest)![0].length;
+  result.start = result.end;
+  result.end = undefined;
+  result.index += cut + marker;
+  result.text = rest.slice(marker);
+}
+
+/** A weekday's short form alone: "Sun", "wed", "Sat" (not "Sunday", "Wed."). */
+const SHORT_WEEKDAY = /^(?:sun|mon|tues?|wed|thu|thur|thurs|fri|sat)$/i;
+/** A title before a name: "Mrs Sun", "Mr. Wed". */
+const HONORIFIC_BEFORE = /\b(?:mr|mrs|ms|miss|mx|dr|prof)\.?\s+$/i;
+/** What only a word that is no weekday takes after it: a possessive, an article or a possessive pronoun. */
+const NOUN_OR_VERB_AFTER = /^(?:['’]s\b|\s+(?:the|a|an|my|your|our|his|her|their|its)\b)/i;
+/** Words after which even a lower-case short form is a weekday: "due fri", "by wed", "on sat". */
+const WEEKDAY_INTRO_BEFORE = /\b(?:on|by|due|before|until|till|from|this|next|every|until)\s+$/i;
+
+/**
+ * A weekday's short form that is some other word: a name after a title ("Mrs Sun"), a possessive or a
+ * verb ("Sun's out", "Sat the paper"), or a lower-case word that nothing introduces as a day ("sun cream").
+ */
+function isOtherWordThanWeekday(context: chrono.ParsingContext, result: chrono.ParsingResult): boolean {
+  if (!result.start.isCertain('weekday') || result.start.isCertain('day')) return false;
+  const word = /\p{L}+/u.exec(result.text);
+  if (!word || !SHORT_WEEKDAY.test(word[0]) || result.text.trim() !== word[0]) return false;
+  const before = context.text.slice(Math.max(0, result.index - 12), result.index);
+  const after = context.text.slice(end(result), end(result) + 8);
+  if (HONORIFIC_BEFORE.test(before) || NOUN_OR_VERB_AFTER.test(after)) return true;
+  return word[0] === word[0].toLowerCase() && !WEEKDAY_INTRO_BEFORE.test(before) && !/^\s*\d/.test(after);
 }
 
 /** A phrase taken into a widened result ("the day before") is no date of its own. */
@@ -370,8 +477,17 @@ function withoutSwallowed(results: chrono.ParsingResult[]): chrono.ParsingResult
 
 const CLASSROOM_REFINER: chrono.Refiner = {
   refine: (context, results) => {
-    const refined = dropNumbersThatAreNotTimes(mergeBetween(context, mergeDateAndTime(context, results)));
+    const refined = dropNumbersThatAreNotTimes(
+      mergeBetween(
+        context,
+        mergeDateAndTime(
+          context,
+          results.filter((result) => !isOtherWordThanWeekday(context, result)),
+        ),
+      ),
+    );
     for (const result of refined) {
+      noRangeAcrossLines(result);
       noonIsNotAYear(context, result);
       monthDayIsNotMonthYear(context, result);
       schoolHours(result.start);

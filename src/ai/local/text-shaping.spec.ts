@@ -10,7 +10,11 @@ describe('deriveTitle', () => {
     ['各位同学好！\n数学作业', '数学作业'],
     ['Kia ora! Speech drafts due this Friday', 'Speech drafts due this Friday'],
     ['Good morning! Today we learned about fractions. Great job!', 'Today we learned about fractions'],
-  ])('skips greetings: %j', (text, title) => {
+    ['[9:05 AM] Ms. Rivera: Lab safety quiz Friday', 'Lab safety quiz Friday'],
+    ['14:20 Mr Patel: Maths homework due tomorrow', 'Maths homework due tomorrow'],
+    ['3:15 PM - Coach Davis: Fitness log due Monday', 'Fitness log due Monday'],
+    ['Mrs. Okafor (Mar 3, 4:15 PM): Article summary due Monday', 'Article summary due Monday'],
+  ])('skips greetings and chat headers: %j', (text, title) => {
     expect(titleOf(text)).toBe(title);
   });
 

@@ -11,6 +11,14 @@ const BARE_URL = /(^|[\s(])(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
 /** A greeting or salutation opening a message: "Hi class!", "Dear students,", "Kia ora koutou,", "各位同学好！". */
 const GREETING =
   /^(?:hi|hello|hey|hiya|dear|greetings|good (?:morning|afternoon|evening|night)|kia ora|talofa|hallo|liebe[rs]?|g'day|howdy|bonjour|hola|namaste|ciao)\b|^(?:各位|同学们|大家好|亲爱的)/i;
+/**
+ * The header of a chat message copied with the text: a clock time (bracketed, or bare before a speaker) and
+ * the speaker, or a speaker and a bracketed time: "[9:05 AM] Ms. Rivera:", "14:20 Mr Patel:",
+ * "3:15 PM - Coach Davis:", "Mrs. Okafor (Mar 3, 4:15 PM):". Its time is when it was sent, not a deadline.
+ */
+export const CHAT_HEADER =
+  /^[ \t]*(?:\[[^\]\n]{0,30}\d{1,2}:\d{2}[^\]\n]{0,20}\](?:[ \t]*[-–—]?[ \t]*\p{Lu}[^\n:]{0,40}:)?|\d{1,2}:\d{2}(?:[ \t]*[AaPp]\.?[Mm]\.?)?[ \t]*[-–—]?[ \t]*\p{Lu}[^\n:]{0,40}:|\p{Lu}[^\n:()]{0,40}\([^)\n]{0,30}\d{1,2}:\d{2}[^)\n]{0,20}\)[ \t]*:)[ \t]*/u;
+
 /** Labels before a subject: "Subject:", "Re:", "Reminder —", "Reminder that". */
 const SUBJECT_LABEL =
   /^(?:(?:subject|title|re|fwd?|reminder|remember|note|announcement|important|update|attention|homework)\s*[:：—–]|reminder that\b)\s*/i;
@@ -45,7 +53,9 @@ function withoutGreeting(line: string): string {
  * greetings, labels and decoration were left out, so the line says nothing more than the subject.
  */
 function subjectOf(line: string): { subject: string; whole: boolean } {
-  let subject = undecorated(withoutGreeting(undecorated(line.replace(LINE_MARKER, ''))));
+  let subject = undecorated(
+    withoutGreeting(undecorated(line.replace(CHAT_HEADER, '').replace(LINE_MARKER, ''))),
+  );
   while (SUBJECT_LABEL.test(subject)) subject = undecorated(subject.replace(SUBJECT_LABEL, ''));
   const deadline = DEADLINE_LABEL.exec(subject);
   if (!deadline) return { subject, whole: true };

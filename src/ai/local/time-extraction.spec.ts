@@ -134,4 +134,48 @@ describe('extractTimeOptions', () => {
   it("reads 本周五 as this week's Friday", () => {
     expect(firstDue('英语小组报告\n本周五晚上10点截止', SHANGHAI)).toBe('2026-09-18 22:00');
   });
+
+  describe('ordinary words, number words, zones and relative dates read by rule', () => {
+    it.each([
+      // A weekday's short form that is another word: a lower-case noun, a name after a title.
+      ['Bring sun cream on Monday', '2026-03-09 23:59'],
+      ['Mrs Sun wants the posters by Friday', '2026-03-06 23:59'],
+      // Minutes past or to an hour, in digits or words.
+      ['Quiz on Friday at 10 past 2', '2026-03-06 14:10'],
+      ['Posters due today at ten past four', '2026-03-04 16:10'],
+      ['Spelling test tomorrow at twenty to nine', '2026-03-05 08:40'],
+      // British "half six", and a 24-hour time with an h.
+      ['Parents must reply by half six tomorrow', '2026-03-05 18:30'],
+      ['Test on Friday at 14h00', '2026-03-06 14:00'],
+      // A zone said by its region after the time: 7 pm in Los Angeles is 10 pm in New York.
+      ['Essay due Thursday 7 pm Pacific', '2026-03-05 22:00'],
+      ['Entry form due Friday 9am London time', '2026-03-06 04:00'],
+      // A hyphenated hand-in is a deadline word like "hand in".
+      ['Coursework hand-in is Friday 4pm', '2026-03-06 16:00'],
+      // Counted from the date the text names, not from today.
+      ['Revision notes due the day before the test on Friday', '2026-03-05 23:59'],
+      ['Forms due two days before the trip on the 14th', '2026-03-12 23:59'],
+      // The start of the school day, when no time is written.
+      ['Essays due first thing Monday', '2026-03-09 09:00'],
+      // A newsletter's month heading is no date: the dated line is.
+      [
+        'Science news\nNovember\n- 4 Nov: energy worksheet due\n- 12 Nov: parents evening',
+        '2026-11-04 23:59',
+      ],
+      // A chat message's timestamp is no deadline.
+      ['[10:02 AM] Mr Lee: Science quiz Friday, revise chapter 2', '2026-03-06 23:59'],
+      ['16:40 Ms Park: Poster due Monday', '2026-03-09 23:59'],
+    ])('%j → %s', (text, due) => {
+      expect(firstDue(text)).toBe(due);
+    });
+
+    it.each([
+      // An ordinal that qualifies a noun is no day of the month.
+      'Homework: the 2nd draft of your essay',
+      // A treat on a day is no deadline, whatever task words the rest of the sentence holds.
+      'Pizza party Friday for everyone who finished the reading challenge!',
+    ])('%j sets no deadline', (text) => {
+      expect(extractTimeOptions(text, NEW_YORK)).toBeNull();
+    });
+  });
 });

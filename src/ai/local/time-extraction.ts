@@ -2,6 +2,7 @@ import * as chrono from 'chrono-node';
 import { offsetMinutesAt } from '../../common/utils/zoned-time';
 import { MAX_TIME_OPTIONS, ParseContext, TimeOption } from '../ai-provider';
 import { dayFirst, monthFirst, TAG } from './teacher-chrono';
+import { CHAT_HEADER } from './text-shaping';
 import {
   addDays,
   endOfMonth,
@@ -42,7 +43,7 @@ type Role = Slot | 'taskDate' | 'other';
 const START_WORDS =
   /\b(?:start|starts|starting|begin|begins|beginning|open|opens|opening|available|from|release|released|assigned)\b|开始|发布|起/gi;
 const DUE_WORDS =
-  /\b(?:due|deadline|by|before|until|till|submit|submitted|submission|close|closes|closing|end|ends|no later than|hand(?:ed)? in|turn(?:ed)? in|upload|return|bring)\b|截止|提交|之前|以前|交/gi;
+  /\b(?:due|deadline|by|before|until|till|submit|submitted|submission|close|closes|closing|end|ends|no later than|hand(?:ed)?[-\s]ins?|turn(?:ed)?[-\s]ins?|upload|return|bring)\b|截止|提交|之前|以前|交/gi;
 /** Chinese puts "before" after the date: 3月15日前提交. */
 const DUE_AFTER = /^\s*(?:之前|以前|前|截止)/;
 /** A sentence with a date and one of these is about an event, not a task ("office hours Tuesday 3–4pm"). */
@@ -70,6 +71,9 @@ const SLASH_DATE_TAG = 'parser/SlashDateFormatParser';
 /** Zones whose people write the day first (3/4 is 3 April); elsewhere the month comes first. */
 const DAY_FIRST_ZONES =
   /^(?:Europe|Africa|Australia|Indian|Atlantic)\/|^Pacific\/(?:Auckland|Chatham|Fiji)$|^Asia\/(?:Kolkata|Calcutta|Karachi|Dhaka|Singapore|Kuala_Lumpur|Jakarta|Dubai|Riyadh|Jerusalem|Tel_Aviv|Bangkok|Ho_Chi_Minh|Kathmandu|Colombo)$|^America\/(?:Sao_Paulo|Mexico_City|Argentina\/.*|Bogota|Lima|Santiago|Caracas|Montevideo)$/;
+
+/** "first thing Monday": when school days start, as near as one time can say it. */
+const START_OF_SCHOOL_DAY = { hour: 9, minute: 0 };
 
 const DEFAULT_TIME: Record<Slot, { hour: number; minute: number }> = {
   start: { hour: 0, minute: 0 },
@@ -139,7 +143,21 @@ function roleOf(
     return 'other';
   }
   if (slot === 'start') return 'start';
+  // The words that lead up to the date in its clause name what is on that day ("Pizza party Friday for the
+  // reading challenge": a party); only a date that opens its clause is about what the sentence names.
+  const lead = clauseBefore(text, result.index).replace(LINKING_WORDS, ' ');
+  if (/\p{L}{2}/u.test(lead)) return TASK_WORDS.test(lead) ? 'taskDate' : 'other';
   return TASK_WORDS.test(sentence) || TASK_WORDS.test(title) ? 'taskDate' : 'other';
+}
+
+/** Words that only link a date to its clause ("quiz is on Friday"): they name nothing. */
+const LINKING_WORDS =
+  /\b(?:on|at|by|for|in|this|next|the|a|an|before|after|until|till|from|is|are|was|will|be|it|'s|of)\b/gi;
+
+/** The text of the clause before `index`: back to a punctuation mark, a line break or a linking word. */
+function clauseBefore(text: string, index: number): string {
+  const before = text.slice(Math.max(0, index - LOOK_BEHIND), index);
+  return before.split(/[,;:!?()\n—–]|\.(?=\s)|\s-\s|\b(?:and|but|so|then|or)\b/i).at(-1)!;
 }
 
 const isBefore = (a: WallDate, b: WallDate): boolean =>
@@ -224,10 +242,17 @@ function mentionOf(
     readings.set('default', { year: next.year, month: next.month, day: next.day });
     time.hour = next.hour;
   }
-  if (tags.has(TAG.dayBefore)) {
-    for (const [reading, date] of readings) readings.set(reading, addDays(date, -1));
+  for (const tag of tags) {
+    if (!tag.startsWith(TAG.dayOffset)) continue;
+    const days = Number(tag.slice(TAG.dayOffset.length));
+    for (const [reading, date] of readings) readings.set(reading, addDays(date, days));
   }
-  return { readings, time, weekdayOnly, zone };
+  return {
+    readings,
+    time: time ?? (tags.has(TAG.firstThing) ? START_OF_SCHOOL_DAY : null),
+    weekdayOnly,
+    zone,
+  };
 }
 
 /** The results that do not overlap any of `taken`. */
@@ -253,6 +278,30 @@ function wallTimeOf(mention: Mention, reading: Reading, slot: Slot): WallTime {
   const date = mention.readings.get(reading) ?? mention.readings.get('default')!;
   return { ...date, ...(mention.time ?? DEFAULT_TIME[slot]) };
 }
+
+/** Where the chat headers of a text's lines are ("[9:05 AM] Ms. Rivera:"): their times were not written as dates. */
+function chatHeaders(text: string): [number, number][] {
+  const spans: [number, number][] = [];
+  let lineStart = 0;
+  for (const line of text.split('\n')) {
+    const header = CHAT_HEADER.exec(line);
+    if (header) spans.push([lineStart, lineStart + header[0].length]);
+    lineStart += line.length + 1;
+  }
+  return spans;
+}
+
+/**
+ * A month without a day ("November", "in March"): a heading or a season, no date to be due on. "The end of
+ * the month" is a day.
+ */
+const isMonthOnly = (result: chrono.ParsedResult): boolean =>
+  !result.end &&
+  result.start.isCertain('month') &&
+  !result.start.isCertain('day') &&
+  !result.start.isCertain('weekday') &&
+  !result.start.isCertain('hour') &&
+  !result.tags().has(END_OF_MONTH_TAG);
 
 /** The first line with words: a date there or nearby belongs to the task it names. */
 const firstLine = (text: string): string => text.split('\n').find((line) => line.trim().length > 0) ?? '';
@@ -288,7 +337,11 @@ export function extractTimeOptions(text: string, context: ParseContext): TimeOpt
   const [primary, secondary] = DAY_FIRST_ZONES.test(context.timezone)
     ? [dayFirst, monthFirst]
     : [monthFirst, dayFirst];
-  const results = parseAll(text, reference, primary);
+  const headers = chatHeaders(text);
+  const results = parseAll(text, reference, primary).filter(
+    (result) =>
+      !isMonthOnly(result) && !headers.some(([from, to]) => result.index >= from && result.index < to),
+  );
   if (results.length === 0) return null;
   const otherOrder = new Map(secondary.parse(text, reference).map((r) => [r.index, r]));
   const title = firstLine(text);

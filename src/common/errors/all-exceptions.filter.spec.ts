@@ -6,10 +6,27 @@ import {
   PayloadTooLargeException,
 } from '@nestjs/common';
 import { ThrottlerException } from '@nestjs/throttler';
+import { DatabaseError } from 'pg';
 import { QueryFailedError } from 'typeorm';
 import { DatabaseOutage } from './database-outage';
 import { AllExceptionsFilter } from './all-exceptions.filter';
 import { AppError, ErrorCode } from './app-error';
+
+/** pg's typed error as the server sends it. */
+function serverError(message: string, code: string, severity = 'ERROR'): DatabaseError {
+  return Object.assign(new DatabaseError(message, 0, 'error'), { code, severity });
+}
+
+/**
+ * A connection failure as the database's client and pools raise it (`database/connection-failures.ts`):
+ * pg's typed error with a class 08 SQLSTATE, the driver's own error as its cause.
+ */
+function connectionFailure(code: '08001' | '08006', driverMessage: string): DatabaseError {
+  return Object.assign(new DatabaseError(driverMessage, 0, 'error'), {
+    code,
+    cause: new Error(driverMessage),
+  });
+}
 
 interface Captured {
   status?: number;
@@ -123,27 +140,22 @@ describe('AllExceptionsFilter', () => {
   it('answers 503 SERVICE_UNAVAILABLE with Retry-After when the database does not answer, not as a bug', () => {
     const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const failures = [
-      new QueryFailedError('SELECT 1', [], new Error('Query read timeout')),
-      new QueryFailedError(
-        'SELECT 1',
-        [],
-        Object.assign(new Error('terminating connection'), { code: '57P01' }),
-      ),
-      new QueryFailedError('SELECT 1', [], Object.assign(new Error('no connection'), { code: '08006' })),
-      new Error('timeout exceeded when trying to connect'),
-      new Error('Connection terminated due to connection timeout'),
-      new Error('Connection terminated unexpectedly'),
-      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
-      // ALTER DATABASE … ALLOW_CONNECTIONS false: every new connection is refused.
-      Object.assign(new Error('database "app" is not currently accepting connections'), {
-        code: '55000',
-        severity: 'FATAL',
+      new QueryFailedError('SELECT 1', [], connectionFailure('08006', 'Query read timeout')),
+      new QueryFailedError('SELECT 1', [], serverError('terminating connection', '57P01')),
+      new QueryFailedError('SELECT 1', [], serverError('no connection', '08006')),
+      connectionFailure('08001', 'timeout exceeded when trying to connect'),
+      // pg-pool's own error naming its timeout, around the client's failure to connect.
+      new Error('Connection terminated due to connection timeout', {
+        cause: connectionFailure('08001', 'Connection terminated'),
       }),
+      connectionFailure('08006', 'Connection terminated unexpectedly'),
+      connectionFailure('08001', 'connect ECONNREFUSED 127.0.0.1:5432'),
+      // ALTER DATABASE … ALLOW_CONNECTIONS false: every new connection is refused.
+      serverError('database "app" is not currently accepting connections', '55000', 'FATAL'),
       // A pooled connection reset outside any query of TypeORM's (the token check's prepared read).
-      Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', syscall: 'read' }),
-      Object.assign(new Error('write EPIPE'), { code: 'EPIPE', syscall: 'write' }),
+      connectionFailure('08006', 'read ECONNRESET'),
       // Wrapped by whatever it passed through.
-      new Error('authentication failed', { cause: new Error('Connection terminated unexpectedly') }),
+      new Error('authentication failed', { cause: connectionFailure('08006', 'Connection terminated') }),
     ];
     for (const failure of failures) {
       expect(answer(failure)).toEqual({
@@ -154,36 +166,42 @@ describe('AllExceptionsFilter', () => {
       });
     }
     expect(logged).not.toHaveBeenCalled();
-    const refused = new QueryFailedError(
-      'INSERT',
-      [],
-      Object.assign(new Error('duplicate'), { code: '23505' }),
-    );
+    const refused = new QueryFailedError('INSERT', [], serverError('duplicate', '23505'));
     expect(answer(refused).status).toBe(500);
-    // A reset said by anything but a query (a client's aborted upload) is no database outage.
-    expect(answer(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })).status).toBe(500);
-    const lost = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
-    expect(answer(new QueryFailedError('SELECT 1', [], lost)).status).toBe(503);
+    // The same socket codes and texts from anything but the database's client and pools: no database outage.
+    const outagesLogged = warned.mock.calls.length;
+    const otherOrigins = [
+      Object.assign(new Error('aborted'), { code: 'ECONNRESET' }),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9000'), {
+        code: 'ECONNREFUSED',
+        syscall: 'connect',
+      }),
+      new TypeError('fetch failed', {
+        cause: Object.assign(new Error('getaddrinfo EAI_AGAIN hooks.example'), { code: 'EAI_AGAIN' }),
+      }),
+      Object.assign(new Error('read ETIMEDOUT'), { code: 'ETIMEDOUT', syscall: 'read' }),
+      new Error('Connection terminated unexpectedly'),
+      new Error('Query read timeout'),
+      Object.assign(new Error('no connection'), { code: '08006' }),
+    ];
+    for (const failure of otherOrigins) expect([failure, answer(failure).status]).toEqual([failure, 500]);
+    expect(warned).toHaveBeenCalledTimes(outagesLogged);
     // Not in a state its statement needs, but the session lives on: a bug, not an outage.
-    const notReady = Object.assign(new Error('currval of sequence is not yet defined'), {
-      code: '55000',
-      severity: 'ERROR',
-    });
+    const notReady = serverError('currval of sequence is not yet defined', '55000', 'ERROR');
     expect(answer(new QueryFailedError('SELECT currval($1)', [], notReady)).status).toBe(500);
     // A transaction the service left idle too long ends its session: the service's fault, not an outage.
-    const leftIdle = Object.assign(new Error('terminating connection due to idle-in-transaction timeout'), {
-      code: '25P03',
-      severity: 'FATAL',
-    });
+    const leftIdle = serverError(
+      'terminating connection due to idle-in-transaction timeout',
+      '25P03',
+      'FATAL',
+    );
     expect(answer(new QueryFailedError('UPDATE tasks', [], leftIdle)).status).toBe(500);
     warned.mockRestore();
   });
 
   it('answers a statement timeout 500 and logs the statement without its values, as no outage', () => {
     const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    const cancelled = Object.assign(new Error('canceling statement due to statement timeout'), {
-      code: '57014',
-    });
+    const cancelled = serverError('canceling statement due to statement timeout', '57014');
     const error = new QueryFailedError('SELECT pg_sleep($1)', ['secret'], cancelled);
     expect(answer(error)).toMatchObject({ status: 500, body: { code: 'INTERNAL_ERROR' }, headers: {} });
     expect(logged).toHaveBeenCalledTimes(1);
@@ -203,11 +221,7 @@ describe('AllExceptionsFilter', () => {
       }),
       Object.assign(new Error('EDQUOT: disk quota exceeded, write'), { code: 'EDQUOT', syscall: 'write' }),
       Object.assign(new Error('EFBIG: file too large, write'), { code: 'EFBIG', syscall: 'write' }),
-      new QueryFailedError(
-        'INSERT',
-        [],
-        Object.assign(new Error('could not extend file'), { code: '53100' }),
-      ),
+      new QueryFailedError('INSERT', [], serverError('could not extend file', '53100')),
     ];
     for (const failure of full) {
       expect(answer(failure, false, filter)).toMatchObject({

@@ -1,11 +1,18 @@
 import { Logger } from '@nestjs/common';
+import { DatabaseError } from 'pg';
 import { DatabaseOutage } from './database-outage';
 
 describe('DatabaseOutage', () => {
   const CONNECT_TIMEOUT_MS = 2_000;
-  const connectTimeout = () => new Error('Connection terminated due to connection timeout');
-  const refused = () =>
-    Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  /** A failure to connect as the database's client raises it (pg's typed error, SQLSTATE 08001). */
+  const connectFailure = (message: string) =>
+    Object.assign(new DatabaseError(message, 0, 'error'), { code: '08001', cause: new Error(message) });
+  // pg-pool's own error naming its timeout, around the client's failure.
+  const connectTimeout = () =>
+    new Error('Connection terminated due to connection timeout', {
+      cause: connectFailure('Connection terminated'),
+    });
+  const refused = () => connectFailure('connect ECONNREFUSED 127.0.0.1:5432');
   let warned: jest.SpyInstance;
 
   beforeEach(() => {

@@ -1,3 +1,4 @@
+import { DatabaseError } from 'pg';
 import { QueryFailedError } from 'typeorm';
 
 /**
@@ -26,44 +27,28 @@ const DISK_FULL_SQLSTATE = '53100';
 const SESSION_ENDED_SEVERITY = 'FATAL';
 /** 25P03: the session was ended for a transaction left idle too long, the service's own fault, not an outage. */
 const IDLE_IN_TRANSACTION_SQLSTATE = '25P03';
-/** Socket errors of opening a connection to a server that is down or unreachable. */
-const CONNECT_ERRNO = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
-/**
- * Socket errors of a connection lost mid-way: a query's, or any naming the failed system call (`read
- * ECONNRESET`, as a pooled connection's do); the HTTP server's "aborted" of a client that left has the same
- * code but no `syscall`.
- */
-const LOST_ERRNO = new Set(['ECONNRESET', 'EPIPE']);
-/** pg's and pg-pool's own errors: connect timeout, lost connection, late answer, client unusable. */
-const UNAVAILABLE_MESSAGE =
-  /^(timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error|Client was closed)/;
 /** No room on the disk, the account's disk quota, or the process's file size limit. */
 const NO_ROOM_ERRNO = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
 /** Wrappers (Error.cause) followed to the root cause; a bound against a cycle. */
 const MAX_CAUSE_DEPTH = 5;
 
-interface ErrorFields {
-  code?: unknown;
-  message?: unknown;
-  severity?: unknown;
-  syscall?: unknown;
-  cause?: unknown;
-}
-
-function causeOf(error: ErrorFields, depth: number, ofQuery: boolean): FailureCause | null {
-  const code = typeof error.code === 'string' ? error.code : '';
+/**
+ * What the database said, by its SQLSTATE and severity. Only pg's typed error counts: the server's answers,
+ * and the connection failures the database's client and pools raise as such at their boundary
+ * (`database/connection-failures.ts`: class 08). A socket code or a message of any other origin (a mail
+ * server, S3, a webhook) says nothing about the database.
+ */
+function causeOfDatabaseError(error: DatabaseError): FailureCause | null {
+  const code = error.code ?? '';
   if (code === STATEMENT_TIMEOUT_SQLSTATE) return 'statement-timeout';
-  if (code === DISK_FULL_SQLSTATE || NO_ROOM_ERRNO.has(code)) return 'storage-full';
+  if (code === DISK_FULL_SQLSTATE) return 'storage-full';
   if (
     UNAVAILABLE_SQLSTATE.test(code) ||
-    (error.severity === SESSION_ENDED_SEVERITY && code !== IDLE_IN_TRANSACTION_SQLSTATE) ||
-    CONNECT_ERRNO.has(code) ||
-    (LOST_ERRNO.has(code) && (ofQuery || typeof error.syscall === 'string')) ||
-    UNAVAILABLE_MESSAGE.test(String(error.message))
+    (error.severity === SESSION_ENDED_SEVERITY && code !== IDLE_IN_TRANSACTION_SQLSTATE)
   ) {
     return 'database-unavailable';
   }
-  return depth < MAX_CAUSE_DEPTH ? failureCause(error.cause, depth + 1) : null;
+  return null;
 }
 
 /**
@@ -72,10 +57,13 @@ function causeOf(error: ErrorFields, depth: number, ofQuery: boolean): FailureCa
  * wrappers (`Error.cause`) to what they wrap. Null for any other failure: a bug.
  */
 export function failureCause(error: unknown, depth = 0): FailureCause | null {
-  const ofQuery = error instanceof QueryFailedError;
-  const cause: unknown = ofQuery ? error.driverError : error;
+  const cause: unknown = error instanceof QueryFailedError ? error.driverError : error;
   if (!cause || typeof cause !== 'object') return null;
-  return causeOf(cause, depth, ofQuery);
+  if (cause instanceof DatabaseError) return causeOfDatabaseError(cause);
+  // Whatever the origin: the file storage's disk as much as the database's.
+  const code = (cause as { code?: unknown }).code;
+  if (typeof code === 'string' && NO_ROOM_ERRNO.has(code)) return 'storage-full';
+  return depth < MAX_CAUSE_DEPTH ? failureCause((cause as { cause?: unknown }).cause, depth + 1) : null;
 }
 
 /** True when `error` says the database did not answer or cannot serve now. */

@@ -1,4 +1,4 @@
-import { canonicalTimezone, isIanaTimezone, isIsoTimestamp, isPassword, trimmed } from './validators';
+import { timezoneAsSent, isIanaTimezone, isIsoTimestamp, isPassword, trimmed } from './validators';
 
 describe('validators', () => {
   it.each([
@@ -49,11 +49,16 @@ describe('password and time zone helpers', () => {
     expect(isPassword(value)).toBe(expected);
   });
 
-  it('canonicalizes IANA zone names and leaves anything else alone', () => {
-    expect(canonicalTimezone('asia/shanghai')).toBe('Asia/Shanghai');
-    expect(canonicalTimezone('UTC')).toBe('UTC');
-    expect(canonicalTimezone('Mars/Olympus')).toBe('Mars/Olympus');
-    expect(canonicalTimezone(5)).toBe(5);
+  it('keeps a valid zone name as sent, mends only its letter case, and leaves anything else alone', () => {
+    expect(timezoneAsSent('asia/shanghai')).toBe('Asia/Shanghai');
+    expect(timezoneAsSent('UTC')).toBe('UTC');
+    // The runtime's ICU data resolves these to their old aliases (Asia/Calcutta, Europe/Kiev, UTC).
+    expect(timezoneAsSent('Asia/Kolkata')).toBe('Asia/Kolkata');
+    expect(timezoneAsSent('Europe/Kyiv')).toBe('Europe/Kyiv');
+    expect(timezoneAsSent('Etc/UTC')).toBe('Etc/UTC');
+    expect(timezoneAsSent('Asia/Calcutta')).toBe('Asia/Calcutta');
+    expect(timezoneAsSent('Mars/Olympus')).toBe('Mars/Olympus');
+    expect(timezoneAsSent(5)).toBe(5);
   });
 
   it('trims strings and leaves other values to validation', () => {

@@ -80,11 +80,18 @@ export const IsPassword = simpleDecorator(
   `must be at least ${PASSWORD_MIN_CHARACTERS} characters and at most ${PASSWORD_MAX_BYTES} bytes long`,
 );
 
-/** The canonical spelling of a valid IANA zone (`asia/shanghai` → `Asia/Shanghai`); other values unchanged. */
-export function canonicalTimezone(value: unknown): unknown {
-  return isIanaTimezone(value)
-    ? new Intl.DateTimeFormat('en-US', { timeZone: value }).resolvedOptions().timeZone
-    : value;
+/**
+ * The runtime's zones by lower-case name, to mend only the letter case of a name sent (`asia/shanghai`).
+ * Its ICU data lists one canonical name per zone, which can be an old alias (`Asia/Calcutta`), and resolving a
+ * name through it renames the zone, so a valid name is otherwise kept as sent (`Asia/Kolkata`, `Etc/UTC`).
+ */
+const RUNTIME_ZONE_SPELLINGS = new Map(
+  Intl.supportedValuesOf('timeZone').map((zone) => [zone.toLowerCase(), zone] as const),
+);
+
+/** A valid IANA zone name as it was sent, its letter case mended when the runtime lists it; other values unchanged. */
+export function timezoneAsSent(value: unknown): unknown {
+  return isIanaTimezone(value) ? (RUNTIME_ZONE_SPELLINGS.get(value.toLowerCase()) ?? value) : value;
 }
 
 /** A string without its surrounding white space; any other value unchanged (validation judges it). */

@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsOptional, IsString, IsUUID, Length, ValidateIf } from 'class-validator';
-import { canonicalTimezone, IsIanaTimezone, Trim } from '../../common/validation/validators';
+import { timezoneAsSent, IsIanaTimezone, Trim } from '../../common/validation/validators';
 
 /** Profile fields shared by registration and `PATCH /users/me`; null is accepted where it clears a value. */
 export const NicknameField = (): PropertyDecorator =>
@@ -22,9 +22,13 @@ export const NicknameField = (): PropertyDecorator =>
 
 export const TimezoneField = (): PropertyDecorator =>
   applyDecorators(
-    ApiPropertyOptional({ example: 'Asia/Shanghai', description: 'IANA time zone; default UTC' }),
+    ApiPropertyOptional({
+      example: 'Asia/Shanghai',
+      description:
+        'IANA time zone, answered as sent (an old alias stays an alias, a current name stays current); default UTC',
+    }),
     ValidateIf((_object, value) => value !== undefined),
-    Transform(({ value }: { value: unknown }) => canonicalTimezone(value)),
+    Transform(({ value }: { value: unknown }) => timezoneAsSent(value)),
     IsIanaTimezone(),
   );
 
