@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Transactions } from '../database/transactions';
 import { AppError } from '../common/errors/app-error';
 import { KeysetPlace, readKeysetPage } from '../common/pagination/keyset';
 import { DeliveriesRepository } from './delivery/deliveries.repository';
@@ -28,6 +29,7 @@ export class DeliveryLogService {
   constructor(
     private readonly deliveries: DeliveriesRepository,
     private readonly worker: DeliveryWorker,
+    private readonly transactions: Transactions,
   ) {}
 
   /**
@@ -47,7 +49,9 @@ export class DeliveryLogService {
 
   /** Sends a finished delivery again, as a new PENDING one. */
   async redeliver(userId: string, deliveryId: string): Promise<DeliveryDto> {
-    const { originalStatus, created } = await this.deliveries.redeliver(userId, deliveryId);
+    const { originalStatus, created } = await this.transactions.writeOne((db) =>
+      this.deliveries.redeliver(db, userId, deliveryId),
+    );
     if (originalStatus === undefined) throw AppError.notFound('Delivery');
     if (!created) {
       const finished = originalStatus === DeliveryStatus.SENT || originalStatus === DeliveryStatus.FAILED;
@@ -63,7 +67,7 @@ export class DeliveryLogService {
 
   /** Queues a TEST event through the caller's preference for `channel`. */
   async sendTest(userId: string, channel: NotificationChannelName): Promise<DeliveryDto> {
-    const created = await this.deliveries.queueTest(userId, channel);
+    const created = await this.transactions.writeOne((db) => this.deliveries.queueTest(db, userId, channel));
     if (!created) throw AppError.notFound('Notification preference');
     this.worker.wake();
     return toDeliveryDto(created);

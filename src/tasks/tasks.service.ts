@@ -159,7 +159,7 @@ export class TasksService {
 
   /** The first view sets viewedAt; later views change nothing. */
   async view({ taskId }: TaskAccess, userId: string): Promise<void> {
-    if (!(await this.tasks.recordView(this.transactions.autocommit, taskId, userId)))
+    if (!(await this.transactions.writeOne((db) => this.tasks.recordView(db, taskId, userId))))
       throw AppError.notFound('Task');
   }
 
@@ -172,11 +172,13 @@ export class TasksService {
     userId: string,
     dto: UpdateTaskStateDto,
   ): Promise<TaskUserStateResponse> {
-    const row = await this.tasks.saveState(this.transactions.autocommit, taskId, userId, {
-      tags: dto.tags ?? null,
-      sortOrder: dto.sortOrder ?? null,
-      setSortOrder: dto.sortOrder !== undefined,
-    });
+    const row = await this.transactions.writeOne((db) =>
+      this.tasks.saveState(db, taskId, userId, {
+        tags: dto.tags ?? null,
+        sortOrder: dto.sortOrder ?? null,
+        setSortOrder: dto.sortOrder !== undefined,
+      }),
+    );
     if (!row) throw AppError.notFound('Task');
     return toUserStateResponse(row);
   }

@@ -195,9 +195,9 @@ export class DeliveriesRepository {
    * Queues a TEST event through `userId`'s preference for `channel` (paused or not); null without one. EMAIL
    * without a saved preference is the account address, as dispatch and the preference list have it.
    */
-  queueTest(userId: string, channel: NotificationChannelName): Promise<DeliveryLogRow | null> {
+  queueTest(db: Db, userId: string, channel: NotificationChannelName): Promise<DeliveryLogRow | null> {
     return one<DeliveryLogRow>(
-      this.dataSource,
+      db,
       `INSERT INTO notification_deliveries AS d (user_id, type, channel, address)
        SELECT user_id, '${TEST_EVENT}', channel, address FROM notification_prefs WHERE user_id = $1 AND channel = $2
        UNION ALL
@@ -213,9 +213,9 @@ export class DeliveriesRepository {
    * Queues a copy of `userId`'s finished (SENT or FAILED) delivery `id` to the same address, unless one of its
    * chain is pending already (index `uq_notification_deliveries_pending_redelivery` decides, whoever asks).
    */
-  async redeliver(userId: string, id: string): Promise<RedeliveryOutcome> {
+  async redeliver(db: Db, userId: string, id: string): Promise<RedeliveryOutcome> {
     const outcome = await one<DeliveryLogRow & { originalStatus: DeliveryStatus }>(
-      this.dataSource,
+      db,
       `WITH original AS (
          SELECT * FROM notification_deliveries WHERE id = $1 AND user_id = $2
        ), created AS (
