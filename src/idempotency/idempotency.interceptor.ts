@@ -5,6 +5,7 @@ import { Observable, of } from 'rxjs';
 import { observeAnswer, OutgoingAnswer, WholeAnswer } from '../common/http/answer-adapter';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { AppError, ErrorCode } from '../common/errors/app-error';
+import { SealedText } from '../common/utils/sealed-text';
 import { IDEMPOTENCY_KEY_HEADER } from '../common/http/idempotency-key';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
@@ -48,6 +49,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
   private readonly abandonedAfterSeconds: number;
   private readonly maxUploadBytes: number;
   private readonly fingerprintKey: Buffer;
+  /** Kept bodies are sealed: an answer may carry a credential (a webhook's signing secret), kept for a day. */
+  private readonly keptBodies: SealedText;
   /** Outside production a write the key cannot commit with fails the request; in production it is logged. */
   private readonly refuseStrayWrites: boolean;
 
@@ -59,6 +62,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     this.abandonedAfterSeconds = Math.ceil(config.http.requestTimeoutMs / 1000) + ABANDONED_MARGIN_SECONDS;
     this.maxUploadBytes = config.uploads.maxBytes;
     this.fingerprintKey = fingerprintKey(config.jwt.secret);
+    this.keptBodies = new SealedText(config.jwt.secret, 'idempotency-key kept answer');
     this.refuseStrayWrites = config.nodeEnv !== 'production';
   }
 
@@ -124,10 +128,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
       : claim.fingerprint;
     if (fingerprint !== kept.requestFingerprint) throw reused();
     if (kept.responseWithheld) throw answerNotKept();
+    const body =
+      kept.responseBody === null ? null : this.keptBodies.open(kept.responseBody, bodyContext(claim));
+    // Sealed under another JWT secret: the answer cannot be read back.
+    if (kept.responseBody !== null && body === null) throw answerNotKept();
     // The first answer whole, its status included (the route's own status does not apply to a replay).
-    return of(
-      new WholeAnswer(kept.responseStatus, kept.responseContentType, kept.responseBody, REPLAYED_HEADERS),
-    );
+    return of(new WholeAnswer(kept.responseStatus, kept.responseContentType, body, REPLAYED_HEADERS));
   }
 
   /** A write of the keyed request outside the transaction that marks its key: a retry would run it again. */
@@ -161,7 +167,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       await this.keys.complete(claim.userId, claim.key, claimedAt, {
         status,
         contentType,
-        body: withheld ? null : body,
+        body: withheld || body === null ? null : this.keptBodies.seal(body, bodyContext(claim)),
         withheld,
         fingerprint: multipart ? uploadFingerprint(this.fingerprintKey, request) : null,
       });
@@ -198,6 +204,9 @@ function uploadFingerprint(key: Buffer, request: Request): string {
 }
 
 const REPLAYED_HEADERS = { 'Idempotent-Replayed': 'true' };
+
+/** What a kept body is sealed for: its key's row, so it opens nowhere else. */
+const bodyContext = ({ userId, key }: Pick<KeyClaim, 'userId' | 'key'>): string => `${userId}\n${key}`;
 
 const reused = (): AppError =>
   new AppError(ErrorCode.IDEMPOTENCY_KEY_REUSED, 'This Idempotency-Key was used for another request');

@@ -63,7 +63,7 @@ describe('NotificationsRepository and DeliveriesRepository (real PostgreSQL)', (
   });
 
   it('claims a queued mail once, records its success, and deletes it as a sent account mail', async () => {
-    await deliveries.enqueueMail(db, 'to@example.test', { subject: 's', text: 't', html: null });
+    await deliveries.enqueueMail(db, 'to@example.test', { subject: 's', sealed: 'sealed.v1.x' });
     const claimed = await deliveries.claim(NotificationChannelName.EMAIL, 10);
     const mail = claimed.find((row) => row.address === 'to@example.test')!;
     expect(mail).toMatchObject({ attempts: 1, payload: { subject: 's' }, out_of_date: null });

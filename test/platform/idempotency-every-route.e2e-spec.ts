@@ -315,6 +315,24 @@ function keyedRoutes(smtp: () => SmtpCapture): Record<string, Prepare> {
   };
 }
 
+/** Names of answer fields that hold a credential, and texts that are one wherever they appear. */
+const CREDENTIAL_FIELD = /token|ticket|secret|password|url/i;
+const CREDENTIAL_TEXT = /whsec_|eyJ[\w-]{8,}\.[\w-]{8,}\.|\/calendar\/[\w-]{20,}/;
+
+/** The credentials in a request and its answer: every string of a credential-named field, and its tail. */
+function credentialsIn(value: unknown, field = ''): string[] {
+  if (typeof value === 'string') {
+    if (!CREDENTIAL_FIELD.test(field) && !CREDENTIAL_TEXT.test(value)) return [];
+    // The secret part of a URL (a feed address's token) is its last path segment.
+    const tail = /\/([\w-]{20,})(?:\.ics)?$/.exec(value)?.[1];
+    return [value, ...(tail ? [tail] : [])];
+  }
+  if (Array.isArray(value)) return value.flatMap((item) => credentialsIn(item, field));
+  if (value && typeof value === 'object')
+    return Object.entries(value).flatMap(([name, item]) => credentialsIn(item, name));
+  return [];
+}
+
 /**
  * Writes of a request other than its key's own bookkeeping and the rate limits' count of requests (a
  * throttle guard runs before the key is claimed, and counts a replay like any request).
@@ -431,4 +449,81 @@ describe('Idempotency-Key on every keyed route', () => {
       expect(await call.effect?.()).toEqual(effect);
     },
   );
+
+  it.each(Object.keys(keyedRoutes(() => smtp)))(
+    '%s: keeps no credential of its answer (or request) in clear, and a replay still answers it',
+    async (route) => {
+      const call = await prepared(route);
+      const key = newKey();
+      const first = await send(call, key);
+      expect(first.status).toBeLessThan(300);
+      const credentials = [...credentialsIn(first.body), ...credentialsIn(call.body ?? {})];
+      const kept = await rowsOf(ctx, `SELECT * FROM idempotency_keys WHERE user_id = $1 AND key = $2`, [
+        call.user.id,
+        key,
+      ]);
+      expect(kept).toHaveLength(1);
+      const text = JSON.stringify(kept);
+      expect(credentials.filter((credential) => text.includes(credential))).toEqual([]);
+      expect(CREDENTIAL_TEXT.exec(text)?.[0]).toBeUndefined();
+      const withheld =
+        (openApi[route.split(' ')[1]][route.split(' ')[0]]['x-idempotency-key'] as { answer: string })
+          .answer === 'withheld';
+      if (!withheld && !call.retryForbidden) {
+        const replay = await send(call, key);
+        expect([replay.headers['idempotent-replayed'], replay.body]).toEqual(['true', first.body]);
+      }
+    },
+  );
+
+  it('answers the webhook secret again on a replay of PUT /users/me/notification-prefs, kept sealed', async () => {
+    const call = await prepared('put /users/me/notification-prefs');
+    const key = newKey();
+    const first = await send(call, key);
+    expect(first.body.secret).toMatch(/^whsec_/);
+    const [{ body }] = (await rowsOf(
+      ctx,
+      `SELECT response_body AS body FROM idempotency_keys WHERE key = $1`,
+      [key],
+    )) as {
+      body: string;
+    }[];
+    expect(body).toMatch(/^sealed\.v1\./);
+    expect(body).not.toContain(first.body.secret.slice('whsec_'.length));
+    const replay = await send(call, key);
+    expect([replay.status, replay.headers['idempotent-replayed'], replay.body]).toEqual([
+      200,
+      'true',
+      first.body,
+    ]);
+    // Moved to another key's row, the sealed body does not open there: that key's repeat says so.
+    const other = newKey();
+    await send(call, other).expect(200);
+    await ctx.db.query(`UPDATE idempotency_keys SET response_body = $1 WHERE key = $2`, [body, other]);
+    expect((await send(call, other)).body).toEqual(apiError('IDEMPOTENCY_ANSWER_NOT_KEPT'));
+  });
+
+  it('keeps no working link of an account mail in the outbox: its text is sealed until sent', async () => {
+    const user = await createUser(ctx);
+    const email = uniqueEmail('sealed');
+    await ctx.http.post('/users/me/email/change').set('Authorization', user.auth).send({ email }).expect(200);
+    const queued = JSON.stringify(
+      await rowsOf(ctx, `SELECT payload FROM notification_deliveries WHERE address = $1`, [email]),
+    );
+    const token = tokenFromMail(ctx, await smtp.waitFor(email), MAIL_LINK.emailChange);
+    const kept = JSON.stringify(
+      await rowsOf(ctx, `SELECT * FROM notification_deliveries WHERE address = $1`, [email]),
+    );
+    expect(queued).toMatch(/sealed\.v1\./);
+    for (const text of [queued, kept]) {
+      expect(text).not.toContain(token);
+      expect(text).not.toContain(encodeURIComponent(token));
+    }
+    // The link in the mail works.
+    await ctx.http
+      .post('/users/me/email/confirm')
+      .set('Authorization', user.auth)
+      .send({ token })
+      .expect(200);
+  });
 });

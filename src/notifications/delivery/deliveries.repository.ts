@@ -7,7 +7,8 @@ import { affected, Db, one, rows } from '../../database/sql';
 import {
   DeliveryStatus,
   DeliveryType,
-  MailPayload,
+  KeptMailPayload,
+  SealedMailPayload,
   TEST_EVENT,
 } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
@@ -26,7 +27,7 @@ export interface ClaimedRow {
   channel: NotificationChannelName;
   address: string;
   attempts: number;
-  payload: MailPayload | null;
+  payload: KeptMailPayload | null;
   notification_id: string | null;
   type: DeliveryType | null;
   title: string | null;
@@ -161,7 +162,7 @@ export class DeliveriesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** A mail with its own content (account e-mails), in the transaction of `db` when it has one. */
-  async enqueueMail(db: Db, to: string, payload: MailPayload): Promise<void> {
+  async enqueueMail(db: Db, to: string, payload: SealedMailPayload): Promise<void> {
     await rows(
       db,
       `INSERT INTO notification_deliveries (channel, address, payload) VALUES ('EMAIL', $1, $2)`,

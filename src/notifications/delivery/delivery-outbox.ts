@@ -3,6 +3,7 @@ import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import type { MailMessage } from '../../mail/mail-sender';
 import { DeliveryJob, PermanentDeliveryError } from '../channels/notification-channel';
+import { SealedText } from '../../common/utils/sealed-text';
 import { MailPayload, TEST_EVENT } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { ClaimedRow, DeliveriesRepository } from './deliveries.repository';
@@ -19,11 +20,16 @@ const TEST_MESSAGE = {
 /** The durable queue of channel deliveries (PostgreSQL table `notification_deliveries`). */
 @Injectable()
 export class DeliveryOutbox {
+  /** Account mails carry one-time links: kept sealed for their address until sent. */
+  private readonly mails: SealedText;
+
   constructor(
     @InjectConfig() private readonly config: AppConfig,
     private readonly transactions: Transactions,
     private readonly deliveries: DeliveriesRepository,
-  ) {}
+  ) {
+    this.mails = new SealedText(config.jwt.secret, 'account mail');
+  }
 
   /**
    * Queues a mail that carries its own content (account e-mails); the next poll of the worker sends it. With
@@ -33,8 +39,11 @@ export class DeliveryOutbox {
     { to, subject, text, html }: MailMessage,
     db: Db = this.transactions.autocommit,
   ): Promise<void> {
-    const payload: MailPayload = { subject, text, html };
-    await this.deliveries.enqueueMail(db, to, payload);
+    const content: Omit<MailPayload, 'subject'> = { text, html };
+    await this.deliveries.enqueueMail(db, to, {
+      subject,
+      sealed: this.mails.seal(JSON.stringify(content), to),
+    });
   }
 
   /** Claims up to `limit` deliveries of `channel` that are due; those out of date are finished unsent. */
@@ -43,7 +52,11 @@ export class DeliveryOutbox {
     for (;;) {
       const rows = await this.deliveries.claim(channel, limit - jobs.length);
       const current = rows.filter((row) => row.out_of_date === null);
-      jobs.push(...current.map(toJob));
+      for (const row of current) {
+        const payload = this.openPayload(row);
+        if (payload === undefined) await this.unreadable(row);
+        else jobs.push(toJob(row, payload));
+      }
       // Out-of-date rows took slots of this claim: claim again, so a backlog of them (a deleted task with
       // thousands of reminders) is finished at once instead of holding up the deliveries behind it.
       if (current.length === rows.length || jobs.length >= limit) return jobs;
@@ -66,6 +79,27 @@ export class DeliveryOutbox {
     await this.deliveries.fail(job.id, job.attempt, { permanent, maxAttempts, retryBaseSeconds, message });
   }
 
+  /** The row's mail content in clear; null for a notification; undefined when its seal does not open. */
+  private openPayload({ payload, address }: ClaimedRow): MailPayload | null | undefined {
+    if (!payload) return null;
+    if (!('sealed' in payload)) return payload;
+    const opened = this.mails.open(payload.sealed, address);
+    return opened === null
+      ? undefined
+      : { subject: payload.subject, ...(JSON.parse(opened) as Omit<MailPayload, 'subject'>) };
+  }
+
+  /** A mail sealed under another JWT secret cannot be sent: it fails for good (the user asks again). */
+  private async unreadable(row: ClaimedRow): Promise<void> {
+    const { retryBaseSeconds, maxAttempts } = this.config.notifications;
+    await this.deliveries.fail(row.id, row.attempts, {
+      permanent: true,
+      maxAttempts,
+      retryBaseSeconds,
+      message: 'The mail was sealed under another JWT_SECRET and cannot be read',
+    });
+  }
+
   /** What an attempt's error must not show: the log is read by the recipient, and by whoever holds their token. */
   private secretsOf(job: DeliveryJob): (string | null)[] {
     const smtpUrl = this.config.mail.smtpUrl;
@@ -75,7 +109,7 @@ export class DeliveryOutbox {
   }
 }
 
-function toJob(row: ClaimedRow): DeliveryJob {
+function toJob(row: ClaimedRow, payload: MailPayload | null): DeliveryJob {
   const job = {
     id: row.id,
     webhookId: row.webhook_id,
@@ -84,7 +118,7 @@ function toJob(row: ClaimedRow): DeliveryJob {
     attempt: row.attempts,
     secret: row.secret,
   };
-  if (row.payload) return { ...job, ...row.payload, event: null };
+  if (payload) return { ...job, ...payload, event: null };
   if (row.type === TEST_EVENT) {
     return {
       ...job,
