@@ -123,6 +123,8 @@ export class TasksService {
         changes.blockedBy = await this.checkBlockedBy(manager, task.classId, task.id, dto.blockedBy);
       if (publishing) {
         changes.isPublished = true;
+        // TypeORM's documented raw-SQL value of a column, on our own object of changes.
+        // eslint-disable-next-line no-restricted-syntax
         changes.publishedAt = () => 'now()::timestamptz(3)';
         // The cached Markdown draft belongs to the draft stage.
         await this.tasks.deleteMarkdown(manager, taskId);
