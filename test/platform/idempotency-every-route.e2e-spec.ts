@@ -5,6 +5,7 @@ import { SmtpCapture } from '../fakes/smtp-server';
 import { MAIL_LINK, tokenFromMail, uniqueEmail, useAppWithMailCapture } from '../utils/accounts';
 import { apiError } from '../utils/expect';
 import { attachQueryCounter, QueryCounter } from '../utils/query-counter';
+import { choose, putRubric } from '../utils/rubrics';
 import { putSubmission } from '../utils/submissions';
 import { ClassWithRoles, createClassWithRoles, createDraft, createTask, FUTURE } from '../utils/tasks';
 import { TestApp } from '../utils/test-app';
@@ -59,11 +60,17 @@ async function withTask(ctx: TestApp): Promise<ClassWithRoles & { taskId: string
 /** A member with an unread notification of a task; its id. */
 async function withNotification(ctx: TestApp): Promise<{ member: TestUser; notificationId: string }> {
   const { member, classId, taskId } = await withTask(ctx);
+  // The task's publication may have notified the member already (one notification per task and user).
+  await ctx.db.query(
+    `INSERT INTO notifications (user_id, type, task_id, class_id, task_title, class_name, title, content, status)
+     VALUES ($1, 'TASK_PUBLISHED', $2, $3, 'Task', 'Class', 'New task', 'Task', 'SENT')
+     ON CONFLICT DO NOTHING`,
+    [member.id, taskId, classId],
+  );
   const { id } = await firstRow(
     ctx,
-    `INSERT INTO notifications (user_id, type, task_id, class_id, task_title, class_name, title, content, status)
-     VALUES ($1, 'TASK_PUBLISHED', $2, $3, 'Task', 'Class', 'New task', 'Task', 'SENT') RETURNING id`,
-    [member.id, taskId, classId],
+    `SELECT id FROM notifications WHERE user_id = $1 AND task_id = $2 AND type = 'TASK_PUBLISHED'`,
+    [member.id, taskId],
   );
   return { member, notificationId: String(id) };
 }
@@ -197,10 +204,51 @@ function keyedRoutes(smtp: () => SmtpCapture): Record<string, Prepare> {
     },
     'patch /tasks/{taskId}/submissions/{submissionId}/grade': async (ctx) => {
       const { owner, taskId, submissionId } = await gradedTask(ctx);
+      // Graded with a rubric: the assessment's rows are written with the grade.
+      const rubric = await putRubric(ctx, taskId, owner);
       return {
         user: owner,
         path: `/tasks/${taskId}/submissions/${submissionId}/grade`,
-        body: { score: 7, feedback: 'Good' },
+        body: { feedback: 'Good', rubric: [choose(rubric, 'Argument', 'Strong', 'Clear')] },
+        effect: () =>
+          rowsOf(
+            ctx,
+            `SELECT s.score, a.criterion_id, a.level_id, a.comment
+               FROM submissions s LEFT JOIN rubric_assessments a ON a.submission_id = s.id
+              WHERE s.id = $1 ORDER BY a.criterion_id`,
+            [submissionId],
+          ),
+      };
+    },
+    'post /tasks/{taskId}/submissions/{submissionId}/return': async (ctx) => {
+      const { owner, member, taskId, submissionId } = await gradedTask(ctx);
+      return {
+        user: owner,
+        path: `/tasks/${taskId}/submissions/${submissionId}/return`,
+        body: { feedback: 'Once more, please' },
+        effect: async () => [
+          await firstRow(ctx, `SELECT status, feedback FROM submissions WHERE id = $1`, [submissionId]),
+          await count(
+            ctx,
+            `SELECT count(*) AS n FROM notifications WHERE user_id = $1 AND type = 'SUBMISSION_RETURNED'`,
+            [member.id],
+          ),
+        ],
+      };
+    },
+    'put /tasks/{taskId}/rubric': async (ctx) => {
+      const { owner, taskId } = await withTask(ctx);
+      return {
+        user: owner,
+        path: `/tasks/${taskId}/rubric`,
+        body: { criteria: [{ title: 'Once', levels: [{ title: 'Done', points: 1 }] }] },
+        effect: () =>
+          count(
+            ctx,
+            `SELECT count(*) AS n FROM rubric_criteria c JOIN rubric_levels l ON l.criterion_id = c.id
+              WHERE c.task_id = $1`,
+            [taskId],
+          ),
       };
     },
     'put /tasks/{taskId}/submissions/me': async (ctx) => {
@@ -293,6 +341,20 @@ function keyedRoutes(smtp: () => SmtpCapture): Record<string, Prepare> {
         user: member,
         path: `/users/me/notifications/${notificationId}/read`,
         effect: () => firstRow(ctx, `SELECT read_at FROM notifications WHERE id = $1`, [notificationId]),
+      };
+    },
+    'put /users/me/notification-schedule': async (ctx) => {
+      const user = await createUser(ctx);
+      return {
+        user,
+        path: '/users/me/notification-schedule',
+        body: { quietHours: { start: '22:00', end: '07:00' }, digest: 'DAILY', digestAt: '18:00' },
+        effect: () =>
+          firstRow(
+            ctx,
+            `SELECT quiet_start, digest, digest_at, digest_since FROM notification_schedules WHERE user_id = $1`,
+            [user.id],
+          ),
       };
     },
     'post /users/me/notifications/read-all': async (ctx) => {
