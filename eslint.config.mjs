@@ -48,6 +48,26 @@ const PUBLIC_APIS_ONLY = {
         selector: 'AssignmentExpression > MemberExpression.left[object.property.name="prototype"]',
         message: 'Patching a prototype changes every instance: subclass it instead.',
       },
+      {
+        // `response.send = (body) => …`: replacing a method of an object someone else made (a library's
+        // request, response, client or socket) depends on when and how that library calls it.
+        selector:
+          'AssignmentExpression[right.type=/^(ArrowFunctionExpression|FunctionExpression)$/] > MemberExpression.left[computed=false]:not([object.type="ThisExpression"]):not([property.name=/^on[a-z]+$/])',
+        message:
+          "Replacing an object's method patches that instance: use the library's public hooks (an option, an event, a subclass, Nest's adapter or an interceptor).",
+      },
+      {
+        // The same with a bound function (`res.send = other.bind(res)`).
+        selector:
+          'AssignmentExpression[right.callee.property.name="bind"] > MemberExpression.left:not([object.type="ThisExpression"])',
+        message: "Replacing an object's method patches that instance: use its public hooks instead.",
+      },
+      {
+        selector:
+          'CallExpression[callee.object.name=/^(Object|Reflect)$/][callee.property.name=/^(defineProperty|defineProperties|setPrototypeOf)$/]',
+        message:
+          'Defining or replacing a property of an object by reflection patches it: use its public API, or build an object of your own.',
+      },
     ],
   },
 };

@@ -23,7 +23,7 @@ const { seedMain } = require('./lib/seed');
 const { ROOT, buildIfNeeded } = require('./lib/server');
 const { expectStatus } = require('./lib/http');
 const { JWT_SECRET } = require('./lib/tokens');
-const { throughputScenarios } = require('./lib/workloads');
+const { conditionalScenarios, throughputScenarios } = require('./lib/workloads');
 
 const [otherArg, roundsArg, secondsArg] = process.argv.slice(2);
 if (!otherArg) {
@@ -55,6 +55,20 @@ async function startCheckout(root, label) {
   // A first submission changes what the reads show; the rounds then repeat the same write.
   for (const variant of scenarios.find((s) => s.key === 'put').variants)
     await expectStatus(200, server.port, variant.path, variant);
+  // Answers served from elsewhere than the handler: a 304 (ETag) and an Idempotency-Key replay, each key
+  // carried out once here and replayed by every request of the rounds.
+  scenarios.push(...(await conditionalScenarios(server.port, scenarios, ['task'])));
+  const put = scenarios.find((s) => s.key === 'put');
+  const replay = {
+    key: 'replay',
+    name: 'PUT /tasks/:taskId/submissions/me replayed (Idempotency-Key)',
+    variants: put.variants.slice(0, 40).map((variant, i) => ({
+      ...variant,
+      headers: { ...variant.headers, 'idempotency-key': `bench-replay-${i}` },
+    })),
+  };
+  for (const variant of replay.variants) await expectStatus(200, server.port, variant.path, variant);
+  scenarios.push(replay);
   for (const scenario of scenarios)
     await load(server.port, scenario.variants, { connections: 8, duration: 1 });
   log(`${label}: ${root} on port ${server.port}`);

@@ -17,7 +17,7 @@ import { ErrorResponse } from './common/errors/error.response';
 import { createValidationPipe } from './common/errors/validation';
 import { requireReadableBodyType } from './common/http/body-type';
 import { rejectDeepJson } from './common/http/json-depth';
-import { tagJsonAnswers } from './common/http/entity-tags';
+import { AnswerAdapter } from './common/http/answer-adapter';
 import { loggerOptions, logRequests } from './common/http/logger';
 import { answerClientErrors, applyServerTimeouts } from './common/http/slow-clients';
 import { AppConfig } from './config/config';
@@ -57,7 +57,9 @@ export async function createApp(
     await runMigrationsLocked(config, sessionUrl(config, databaseUrl), logger, extraMigrations);
   }
   const module = AppModule.forRoot(config, databaseUrl, extensions, clock);
-  const app = await NestFactory.create<NestExpressApplication>(module, {
+  // Every answer is sent through AnswerAdapter: it tags JSON answers (ETag, 304) and shows a keyed request's
+  // answer to its Idempotency-Key before sending it.
+  const app = await NestFactory.create<NestExpressApplication>(module, new AnswerAdapter(), {
     logger,
     bodyParser: false,
     // A failed start rejects (the caller stops the embedded database) instead of exiting the process.
@@ -81,7 +83,6 @@ export async function createApp(
   app.use(requireReadableBodyType());
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
   app.use(rejectDeepJson);
-  app.use(tagJsonAnswers);
   app.useGlobalPipes(createValidationPipe());
   setupOpenApi(app);
   return app;

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { Transactions } from '../database/transactions';
 import { CalendarRepository, FeedEventRow } from './calendar.repository';
 import { CalendarFeedDto } from './dto/calendar-feed.response';
 import { Component, escapeText, Property, serialize } from './icalendar';
@@ -32,6 +33,7 @@ export class CalendarFeeds {
   constructor(
     @InjectConfig() config: AppConfig,
     private readonly feeds: CalendarRepository,
+    private readonly transactions: Transactions,
   ) {
     this.publicUrl = config.publicUrl;
     this.appUrl = config.appUrl;
@@ -41,7 +43,7 @@ export class CalendarFeeds {
   /** A new address; the previous one stops working at once. */
   async enable(userId: string): Promise<CalendarFeedDto> {
     const token = randomBytes(32).toString('base64url');
-    await this.feeds.setToken(userId, hashOf(token));
+    await this.transactions.writeOne((db) => this.feeds.setToken(db, userId, hashOf(token)));
     return { url: `${this.publicUrl}/calendar/${token}.ics`, enabled: true };
   }
 

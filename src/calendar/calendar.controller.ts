@@ -72,7 +72,7 @@ export class CalendarController {
     const { body, etag } = await this.feeds.render(token);
     response.setHeader('Content-Type', 'text/calendar; charset=utf-8');
     response.setHeader('Cache-Control', 'private, no-cache');
-    // `tagJsonAnswers` answers 304 without the body when If-None-Match names this tag.
+    // `tagAnswer` answers 304 without the body when If-None-Match names this tag.
     response.setHeader('ETag', etag);
     return body;
   }

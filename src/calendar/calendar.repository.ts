@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { listedTaskSql, memberDeadlineSql } from '../access/task-rules.sql';
-import { affected, one, Prepared, rows } from '../database/sql';
+import { affected, Db, one, Prepared, rows } from '../database/sql';
 
 /**
  * The deadline the feed shows: the user's own (`myDueAt`), the later of the task's dueAt and
@@ -72,9 +72,9 @@ export class CalendarRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Creates the user's feed or replaces its token. */
-  async setToken(userId: string, tokenHash: Buffer): Promise<void> {
+  async setToken(db: Db, userId: string, tokenHash: Buffer): Promise<void> {
     await affected(
-      this.dataSource,
+      db,
       `INSERT INTO calendar_feeds (user_id, token_hash) VALUES ($1, $2)
        ON CONFLICT (user_id) DO UPDATE SET token_hash = EXCLUDED.token_hash, updated_at = now()`,
       [userId, tokenHash],

@@ -1,6 +1,7 @@
 import { channel } from 'node:diagnostics_channel';
 import { Client } from 'pg';
 import { connectFailure, statementFailure } from './connection-failures';
+import { checkKeyedWrite } from './keyed-writes';
 
 /** pg's error for a query whose answer did not come within `query_timeout`. */
 const READ_TIMEOUT = 'Query read timeout';
@@ -26,13 +27,16 @@ type Callback = (error: Error | null, result?: unknown) => void;
  * the connection stays busy waiting for that answer, so every later query on it fails the same way, and
  * TypeORM hands it back to the pool as healthy. `end()` with a query still unanswered closes the socket at
  * once, and pg-pool removes an ended client when it is released instead of keeping it; the next query opens
- * a fresh connection.
+ * a fresh connection. Every statement passes `checkKeyedWrite` first: a keyed request's write outside the
+ * key's transaction is refused before it is sent.
  */
 export class FailFastClient extends Client {
   // One implementation for all of pg's `query` overloads: like pg, it tells them apart by the arguments.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override query(...args: any[]): any {
-    if (statements.hasSubscribers) statements.publish({ text: statementText(args[0]) });
+    const text = statementText(args[0]);
+    checkKeyedWrite(this, text);
+    if (statements.hasSubscribers) statements.publish({ text });
     const last = args.length - 1;
     const callback: unknown = args[last];
     if (typeof callback === 'function') {

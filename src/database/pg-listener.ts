@@ -1,11 +1,11 @@
 import { Injectable, Logger, Module, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Client, QueryConfig } from 'pg';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { dataSourceUrl, sessionUrl } from './typeorm-options';
-import { endWithin } from './session-client';
+import { endWithin, withOwnSocket } from './session-client';
 
 /**
  * Notified by a trigger on `users` (migration AuthUserChangeNotify) with the id of a user whose row a login
@@ -96,12 +96,14 @@ export class PgListener implements OnModuleDestroy {
   private async connect(): Promise<void> {
     // A subscription may start the connection while a reconnection waits: one connection only.
     clearTimeout(this.reconnectTimer);
-    const client = new Client({
+    const client = withOwnSocket((config) => new Client(config), {
       connectionString: this.databaseUrl,
       application_name: PG_LISTENER_NAME,
       connectionTimeoutMillis: this.database.connectTimeoutMs,
       keepAlive: true,
       keepAliveInitialDelayMillis: this.database.keepAliveMs,
+      // Its statements are LISTEN and the heartbeat: each must be answered within a heartbeat period.
+      query_timeout: this.heartbeatMs,
     });
     this.client = client;
     client.on('notification', (message) => {
@@ -131,8 +133,7 @@ export class PgListener implements OnModuleDestroy {
   private scheduleHeartbeat(client: Client): void {
     this.heartbeatTimer = setTimeout(() => {
       if (this.client !== client) return;
-      const beat = { text: 'SELECT 1', query_timeout: this.heartbeatMs } as QueryConfig;
-      client.query(beat).then(
+      client.query('SELECT 1').then(
         () => this.scheduleHeartbeat(client),
         (error: unknown) => this.lost(client, error),
       );

@@ -1,7 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { inTransactionOn, KeyedWork, keyedWork } from './keyed-writes';
 import type { Db } from './sql';
 
 declare const inTransaction: unique symbol;
@@ -14,15 +14,22 @@ declare const inTransaction: unique symbol;
  */
 export type Tx = EntityManager & { readonly [inTransaction]: true };
 
-const stepBeforeCommit = new AsyncLocalStorage<(tx: Tx) => Promise<void>>();
+type CommitStep = (tx: Tx) => Promise<void>;
 
 /**
- * Runs `work` so that every transaction it opens through `Transactions.run` (awaited or not) runs `step` last,
- * just before its commit; a `step` that throws rolls the transaction back. This is how a request's
- * `Idempotency-Key` commits with the write it stands for, in the write's own transaction.
+ * Runs `work` as a keyed request: every transaction it opens through `Transactions.run` (awaited or not) runs
+ * `step` last, just before its commit; a `step` that throws rolls the transaction back. This is how a
+ * request's `Idempotency-Key` commits with the write it stands for, in the write's own transaction. A write
+ * of `work` outside such a transaction (autocommit) could not carry the key: `strayWrite` is told of it
+ * before it is sent, and throws to refuse it.
  */
-export function withStepBeforeEachCommit<T>(step: (tx: Tx) => Promise<void>, work: () => T): T {
-  return stepBeforeCommit.run(step, work);
+export function withStepBeforeEachCommit<T>(
+  step: CommitStep,
+  strayWrite: (statement: string) => void,
+  work: () => T,
+): T {
+  const keyed: KeyedWork<CommitStep> = { step, strayWrite };
+  return keyedWork.run(keyed, work);
 }
 
 /** Runs work in a transaction, or statements that commit one by one. Services inject this, not the data source. */
@@ -34,10 +41,21 @@ export class Transactions {
   run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     return this.dataSource.transaction(async (manager) => {
       const tx = manager as Tx;
-      const result = await work(tx);
-      await stepBeforeCommit.getStore()?.(tx);
-      return result;
+      return inTransactionOn(await connectionOf(tx), async () => {
+        const result = await work(tx);
+        await (keyedWork.getStore() as KeyedWork<CommitStep> | undefined)?.step(tx);
+        return result;
+      });
     });
+  }
+
+  /**
+   * A write of one statement, which needs no transaction of its own: on `autocommit`, except in a keyed
+   * request, where it runs in a transaction so that its `Idempotency-Key` commits with it (a keyed write
+   * outside one is refused).
+   */
+  writeOne<T>(work: (db: Db) => Promise<T>): Promise<T> {
+    return keyedWork.getStore() ? this.run(work) : work(this.dataSource);
   }
 
   /**
@@ -45,7 +63,10 @@ export class Transactions {
    * answer refusing the request also commits (an upload's quota reservation) does not stand for its write.
    */
   runAside<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction((manager) => work(manager as Tx));
+    return this.dataSource.transaction(async (manager) => {
+      const tx = manager as Tx;
+      return inTransactionOn(await connectionOf(tx), () => work(tx));
+    });
   }
 
   /** Where a read or a one-statement write runs outside a transaction (a pooled connection per statement). */
@@ -53,6 +74,9 @@ export class Transactions {
     return this.dataSource;
   }
 }
+
+/** The database connection a transaction runs on (its query runner's, connected when it began). */
+const connectionOf = async (tx: Tx): Promise<object> => (await tx.queryRunner!.connect()) as object;
 
 /** `Transactions` for the modules that import it (TypeORM's data source is there app-wide). */
 @Module({ providers: [Transactions], exports: [Transactions] })

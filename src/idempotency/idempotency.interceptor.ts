@@ -2,11 +2,14 @@ import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } fr
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { Observable, of } from 'rxjs';
+import { observeAnswer, OutgoingAnswer, WholeAnswer } from '../common/http/answer-adapter';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { AppError, ErrorCode } from '../common/errors/app-error';
+import { SealedText } from '../common/utils/sealed-text';
 import { IDEMPOTENCY_KEY_HEADER } from '../common/http/idempotency-key';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { outsideKeyedWork } from '../database/keyed-writes';
 import { Tx, withStepBeforeEachCommit } from '../database/transactions';
 import { IdempotencyKeysRepository, KeptKey, KeyClaim } from './idempotency-keys.repository';
 import {
@@ -46,6 +49,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
   private readonly abandonedAfterSeconds: number;
   private readonly maxUploadBytes: number;
   private readonly fingerprintKey: Buffer;
+  /** Kept bodies are sealed: an answer may carry a credential (a webhook's signing secret), kept for a day. */
+  private readonly keptBodies: SealedText;
+  /** Outside production a write the key cannot commit with fails the request; in production it is logged. */
+  private readonly refuseStrayWrites: boolean;
 
   constructor(
     private readonly keys: IdempotencyKeysRepository,
@@ -55,6 +62,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     this.abandonedAfterSeconds = Math.ceil(config.http.requestTimeoutMs / 1000) + ABANDONED_MARGIN_SECONDS;
     this.maxUploadBytes = config.uploads.maxBytes;
     this.fingerprintKey = fingerprintKey(config.jwt.secret);
+    this.keptBodies = new SealedText(config.jwt.secret, 'idempotency-key kept answer');
+    this.refuseStrayWrites = config.nodeEnv !== 'production';
   }
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
@@ -85,25 +94,27 @@ export class IdempotencyInterceptor implements NestInterceptor {
       );
       if (claimedAt) {
         const withheld = this.reflector.get<string>(ANSWER_WITHHELD, context.getHandler()) !== undefined;
-        this.keepAnswer(request, response, { ...claim, claimedAt, multipart, withheld });
+        const held: HeldClaim = { ...claim, claimedAt, multipart, withheld };
+        // The key's own statements are no write of the request.
+        observeAnswer(response, (answer) => outsideKeyedWork(() => this.settle(request, held, answer)));
         return withStepBeforeEachCommit(
           (tx) => this.commitWith(tx, claim, claimedAt),
+          (statement) => this.strayWrite(request, statement),
           () => next.handle(),
         );
       }
       const kept = await this.keys.find(user.id, key, this.abandonedAfterSeconds);
-      if (kept) return this.answerRepeat(request, response, claim, kept, multipart);
+      if (kept) return this.answerRepeat(request, claim, kept, multipart);
     }
     throw inFlight();
   }
 
   private async answerRepeat(
     request: Request,
-    response: Response,
     claim: KeyClaim,
     kept: KeptKey,
     multipart: boolean,
-  ): Promise<Observable<unknown>> {
+  ): Promise<Observable<WholeAnswer>> {
     if (kept.requestMethod !== claim.method || kept.requestPath !== claim.path) throw reused();
     if (kept.responseStatus === null) {
       // Whether a repeated upload is the same is known only after reading it: in flight, it is a 409 either way.
@@ -117,29 +128,20 @@ export class IdempotencyInterceptor implements NestInterceptor {
       : claim.fingerprint;
     if (fingerprint !== kept.requestFingerprint) throw reused();
     if (kept.responseWithheld) throw answerNotKept();
-    response.status(kept.responseStatus);
-    // Nest sets the route's status after the interceptors; a replay keeps the first answer's.
-    response.status = () => response;
-    if (kept.responseContentType) response.setHeader('Content-Type', kept.responseContentType);
-    response.setHeader('Idempotent-Replayed', 'true');
-    return of(kept.responseBody ?? undefined);
+    const body =
+      kept.responseBody === null ? null : this.keptBodies.open(kept.responseBody, bodyContext(claim));
+    // Sealed under another JWT secret: the answer cannot be read back.
+    if (kept.responseBody !== null && body === null) throw answerNotKept();
+    // The first answer whole, its status included (the route's own status does not apply to a replay).
+    return of(new WholeAnswer(kept.responseStatus, kept.responseContentType, body, REPLAYED_HEADERS));
   }
 
-  /**
-   * Stores the answer when it is sent, whoever sends it (the handler's result, the exception filter), and
-   * sends it only once stored. A client that leaves changes nothing: the request runs on and its answer is kept
-   * for the retry.
-   */
-  private keepAnswer(request: Request, response: Response, claim: HeldClaim): void {
-    const send = response.send.bind(response);
-    response.send = (body?: unknown) => {
-      // An object goes through res.json, which serialises it and comes back here with the text.
-      if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body))
-        return response.json(body);
-      response.send = send;
-      void this.settle(request, response, claim, body).finally(() => send(body));
-      return response;
-    };
+  /** A write of the keyed request outside the transaction that marks its key: a retry would run it again. */
+  private strayWrite(request: Request, statement: string): void {
+    const where = `${request.method} ${request.path}`;
+    const message = `${where} writes outside Transactions.run with an Idempotency-Key; a retry would write again`;
+    if (this.refuseStrayWrites) throw new Error(`${message}: ${statement.slice(0, 120)}`);
+    this.logger.error({ statement: statement.slice(0, 120) }, message);
   }
 
   /** The last statement of each transaction of the keyed request; a claim taken over meanwhile rolls it back. */
@@ -147,23 +149,25 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (!(await this.keys.commitWith(tx, claim.userId, claim.key, claimedAt))) throw inFlight();
   }
 
+  /**
+   * Keeps the answer before it is sent (the adapter sends it once this settles), whoever gives it: the
+   * handler's value or the exception filter. A client that leaves changes nothing: the request runs on and its
+   * answer is kept for the retry.
+   */
   private async settle(
     request: Request,
-    response: Response,
     { claimedAt, multipart, withheld, ...claim }: HeldClaim,
-    body: string | Buffer | undefined,
+    { status, contentType, body }: OutgoingAnswer,
   ): Promise<void> {
-    const status = response.statusCode;
     try {
       // A refused upload was not read to its end: its fingerprint is unknown, so its key is not kept either.
       // A write that committed keeps its key whatever followed: the release is then refused and the answer kept.
       const failed = status >= 500 || status === 429 || (multipart && status >= 400);
       if (failed && (await this.keys.release(claim.userId, claim.key, claimedAt))) return;
-      const contentType = response.getHeader('Content-Type');
       await this.keys.complete(claim.userId, claim.key, claimedAt, {
         status,
-        contentType: typeof contentType === 'string' ? contentType : null,
-        body: body === undefined || withheld ? null : body.toString(),
+        contentType,
+        body: withheld || body === null ? null : this.keptBodies.seal(body, bodyContext(claim)),
         withheld,
         fingerprint: multipart ? uploadFingerprint(this.fingerprintKey, request) : null,
       });
@@ -198,6 +202,11 @@ function uploadFingerprint(key: Buffer, request: Request): string {
   );
   return multipartFingerprint(key, fields, parts);
 }
+
+const REPLAYED_HEADERS = { 'Idempotent-Replayed': 'true' };
+
+/** What a kept body is sealed for: its key's row, so it opens nowhere else. */
+const bodyContext = ({ userId, key }: Pick<KeyClaim, 'userId' | 'key'>): string => `${userId}\n${key}`;
 
 const reused = (): AppError =>
   new AppError(ErrorCode.IDEMPOTENCY_KEY_REUSED, 'This Idempotency-Key was used for another request');

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Transactions } from '../database/transactions';
 import { AppError } from '../common/errors/app-error';
 import { Clock, InjectClock } from '../config/clock';
 import { KeysetPlace, readKeysetPage } from '../common/pagination/keyset';
@@ -30,6 +31,7 @@ export class DeliveryLogService {
     @InjectClock() private readonly clock: Clock,
     private readonly deliveries: DeliveriesRepository,
     private readonly worker: DeliveryWorker,
+    private readonly transactions: Transactions,
   ) {}
 
   /**
@@ -49,7 +51,9 @@ export class DeliveryLogService {
 
   /** Sends a finished delivery again, as a new PENDING one. */
   async redeliver(userId: string, deliveryId: string): Promise<DeliveryDto> {
-    const { originalStatus, created } = await this.deliveries.redeliver(userId, deliveryId, this.clock.now());
+    const { originalStatus, created } = await this.transactions.writeOne((db) =>
+      this.deliveries.redeliver(db, userId, deliveryId, this.clock.now()),
+    );
     if (originalStatus === undefined) throw AppError.notFound('Delivery');
     if (!created) {
       const finished = originalStatus === DeliveryStatus.SENT || originalStatus === DeliveryStatus.FAILED;
@@ -65,7 +69,9 @@ export class DeliveryLogService {
 
   /** Queues a TEST event through the caller's preference for `channel`. */
   async sendTest(userId: string, channel: NotificationChannelName): Promise<DeliveryDto> {
-    const created = await this.deliveries.queueTest(userId, channel, this.clock.now());
+    const created = await this.transactions.writeOne((db) =>
+      this.deliveries.queueTest(db, userId, channel, this.clock.now()),
+    );
     if (!created) throw AppError.notFound('Notification preference');
     this.worker.wake();
     return toDeliveryDto(created);

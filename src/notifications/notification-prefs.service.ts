@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { Transactions } from '../database/transactions';
 import { v5 as uuidV5 } from 'uuid';
 import { AppError } from '../common/errors/app-error';
 import { sameUuid } from '../common/utils/uuid';
@@ -29,6 +30,7 @@ export class NotificationPrefsService {
   constructor(
     @InjectConfig() private readonly config: AppConfig,
     private readonly notifications: NotificationsRepository,
+    private readonly transactions: Transactions,
   ) {}
 
   /** EMAIL is always listed: without a saved record, as delivery treats it (the account's address, enabled). */
@@ -59,13 +61,15 @@ export class NotificationPrefsService {
     if (isWebhook && !this.config.webhook.allowPrivate && isForbiddenLiteralHost(new URL(body.address))) {
       throw AppError.validation('address must not point to a loopback, private or link-local host');
     }
-    const row = await this.notifications.upsertPref(userId, {
-      channel: body.channel,
-      address: body.address,
-      isEnabled: body.isEnabled,
-      secret: isWebhook ? newWebhookSecret() : null,
-      id: body.channel === NotificationChannelName.EMAIL ? defaultEmailPrefId(userId) : null,
-    });
+    const row = await this.transactions.writeOne((db) =>
+      this.notifications.upsertPref(db, userId, {
+        channel: body.channel,
+        address: body.address,
+        isEnabled: body.isEnabled,
+        secret: isWebhook ? newWebhookSecret() : null,
+        id: body.channel === NotificationChannelName.EMAIL ? defaultEmailPrefId(userId) : null,
+      }),
+    );
     return toNotificationPrefDto(row);
   }
 }

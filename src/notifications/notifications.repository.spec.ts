@@ -34,9 +34,9 @@ describe('NotificationsRepository and DeliveriesRepository (real PostgreSQL)', (
     expect(await notifications.unreadCount(userId)).toBe(1);
     const [first] = await notifications.inboxPage(userId, undefined, false, 10);
     expect(first).toMatchObject({ type: 'TASK_PUBLISHED', unread_count: 1, readAt: null });
-    expect(await notifications.markRead(userId, first.id.toUpperCase())).toBe(first.id);
-    expect(await notifications.markRead(userId, '00000000-0000-4000-8000-000000000000')).toBeNull();
-    expect(await notifications.markAllRead(userId)).toBe(0);
+    expect(await notifications.markRead(db, userId, first.id.toUpperCase())).toBe(first.id);
+    expect(await notifications.markRead(db, userId, '00000000-0000-4000-8000-000000000000')).toBeNull();
+    expect(await notifications.markAllRead(db, userId)).toBe(0);
   });
 
   it('keeps one preference per channel, with the secret of its creation', async () => {
@@ -46,8 +46,8 @@ describe('NotificationsRepository and DeliveriesRepository (real PostgreSQL)', (
       isEnabled: true,
       id: null,
     };
-    const created = await notifications.upsertPref(userId, { ...webhook, secret: 'whsec_first' });
-    const updated = await notifications.upsertPref(userId, {
+    const created = await notifications.upsertPref(db, userId, { ...webhook, secret: 'whsec_first' });
+    const updated = await notifications.upsertPref(db, userId, {
       ...webhook,
       isEnabled: false,
       secret: 'whsec_second',
@@ -63,7 +63,7 @@ describe('NotificationsRepository and DeliveriesRepository (real PostgreSQL)', (
   });
 
   it('claims a queued mail once, records its success, and deletes it as a sent account mail', async () => {
-    await deliveries.enqueueMail(db, 'to@example.test', { subject: 's', text: 't', html: null }, new Date());
+    await deliveries.enqueueMail(db, 'to@example.test', { subject: 's', sealed: 'sealed.v1.x' }, new Date());
     const claimed = await deliveries.claim(NotificationChannelName.EMAIL, 10, new Date());
     const mail = claimed.find((row) => row.address === 'to@example.test')!;
     expect(mail).toMatchObject({ attempts: 1, payload: { subject: 's' }, out_of_date: null });

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { memberDueAtSql, memberSeesTaskSql } from '../access/task-rules.sql';
 import { keysetAfterSql } from '../common/pagination/keyset';
 import { isoSql } from '../common/utils/time';
-import { affected, one, Prepared, rows } from '../database/sql';
+import { affected, Db, one, Prepared, rows } from '../database/sql';
 import { NotificationChannelName } from './entities/notification-pref.entity';
 import { InboxRow, PrefRow } from './notifications.mapper';
 import { CompiledFanOut, compileFanOut } from './production/notification-fan-out';
@@ -342,9 +342,9 @@ export class NotificationsRepository {
   }
 
   /** Sets readAt once; the notification's id, null when the user has no such SENT notification. */
-  async markRead(userId: string, id: string): Promise<string | null> {
+  async markRead(db: Db, userId: string, id: string): Promise<string | null> {
     const marked = await one<{ id: string }>(
-      this.dataSource,
+      db,
       `WITH marked AS (
          UPDATE notifications SET read_at = coalesce(read_at, now()::timestamptz(3))
           WHERE id = $1 AND user_id = $2 AND status = 'SENT'
@@ -356,9 +356,9 @@ export class NotificationsRepository {
   }
 
   /** Answers how many notifications it marked. */
-  async markAllRead(userId: string): Promise<number> {
+  async markAllRead(db: Db, userId: string): Promise<number> {
     const row = await one<{ updated: number }>(
-      this.dataSource,
+      db,
       `WITH marked AS (
          UPDATE notifications SET read_at = now()::timestamptz(3)
           WHERE user_id = $1 AND status = 'SENT' AND read_at IS NULL
@@ -399,9 +399,9 @@ export class NotificationsRepository {
   }
 
   /** One record per (user, channel), created or replaced atomically; a stored secret is kept. */
-  async upsertPref(userId: string, pref: NewPref): Promise<PrefRow> {
+  async upsertPref(db: Db, userId: string, pref: NewPref): Promise<PrefRow> {
     const row = await one<PrefRow>(
-      this.dataSource,
+      db,
       `INSERT INTO notification_prefs (id, user_id, channel, address, is_enabled, secret)
        VALUES (COALESCE($6::uuid, gen_random_uuid()), $1, $2, $3, $4, $5)
        ON CONFLICT (user_id, channel)

@@ -8,13 +8,17 @@ import {
   ReadAllResultDto,
   UnreadCountDto,
 } from './dto/notification.response';
+import { Transactions } from '../database/transactions';
 import { toNotificationDto } from './notifications.mapper';
 import { NotificationsRepository } from './notifications.repository';
 
 /** The caller's inbox: SENT notifications only. */
 @Injectable()
 export class NotificationsService {
-  constructor(private readonly notifications: NotificationsRepository) {}
+  constructor(
+    private readonly notifications: NotificationsRepository,
+    private readonly transactions: Transactions,
+  ) {}
 
   /**
    * Newest first by (createdAt, id), keyset-paginated: the cursor is the id of the previous page's last item,
@@ -39,12 +43,12 @@ export class NotificationsService {
 
   /** Sets readAt once; a second call keeps the first time. */
   async markRead(userId: string, id: string): Promise<NotificationIdDto> {
-    const marked = await this.notifications.markRead(userId, id);
+    const marked = await this.transactions.writeOne((db) => this.notifications.markRead(db, userId, id));
     if (marked === null) throw AppError.notFound('Notification');
     return { id: marked };
   }
 
   async markAllRead(userId: string): Promise<ReadAllResultDto> {
-    return { updated: await this.notifications.markAllRead(userId) };
+    return { updated: await this.transactions.writeOne((db) => this.notifications.markAllRead(db, userId)) };
   }
 }

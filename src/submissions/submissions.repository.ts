@@ -637,13 +637,14 @@ export class SubmissionsRepository {
    * the row lock, so concurrent toggles apply one after the other); null when the task has no such submission.
    */
   setExemplary(
+    db: Db,
     taskId: string,
     submissionId: string,
     isExemplary: boolean | null,
   ): Promise<SubmissionRow | null> {
     return withConstraintErrors(() =>
       one<SubmissionRow>(
-        this.dataSource,
+        db,
         `UPDATE submissions s SET is_exemplary = coalesce($3::boolean, NOT s.is_exemplary)
           WHERE s.id = $1 AND s.task_id = $2
           RETURNING ${SUBMISSION_COLUMNS}`,

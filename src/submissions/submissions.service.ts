@@ -69,10 +69,14 @@ export class SubmissionsService {
   ): Promise<SubmissionResponse> {
     const { content } = await this.upsertBody(taskId, userId, body);
     if (ifMatch) return this.upsertMineIfMatch(taskId, userId, content, ifMatch);
-    let row = await this.submissions.upsertMine(taskId, userId, content, this.versionWindow);
+    const upsert = () =>
+      this.transactions.writeOne((db) =>
+        this.submissions.upsertMine(taskId, userId, content, this.versionWindow, db),
+      );
+    let row = await upsert();
     if (!row) {
       await this.access.requireTaskAccess(taskId, userId);
-      row = await this.submissions.upsertMine(taskId, userId, content, this.versionWindow);
+      row = await upsert();
     }
     return upsertResponse(row);
   }
@@ -314,7 +318,9 @@ export class SubmissionsService {
     submissionId: string,
     isExemplary: boolean | null,
   ): Promise<SubmissionResponse> {
-    const marked = await this.submissions.setExemplary(taskId, submissionId, isExemplary);
+    const marked = await this.transactions.writeOne((db) =>
+      this.submissions.setExemplary(db, taskId, submissionId, isExemplary),
+    );
     if (!marked) throw AppError.notFound('Submission');
     return this.withAttachments(marked);
   }

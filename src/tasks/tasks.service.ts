@@ -123,6 +123,8 @@ export class TasksService {
         changes.blockedBy = await this.checkBlockedBy(manager, task.classId, task.id, dto.blockedBy);
       if (publishing) {
         changes.isPublished = true;
+        // TypeORM's documented raw-SQL value of a column, on our own object of changes.
+        // eslint-disable-next-line no-restricted-syntax
         changes.publishedAt = () => 'now()::timestamptz(3)';
         // The cached Markdown draft belongs to the draft stage.
         await this.tasks.deleteMarkdown(manager, taskId);
@@ -159,7 +161,7 @@ export class TasksService {
 
   /** The first view sets viewedAt; later views change nothing. */
   async view({ taskId }: TaskAccess, userId: string): Promise<void> {
-    if (!(await this.tasks.recordView(this.transactions.autocommit, taskId, userId)))
+    if (!(await this.transactions.writeOne((db) => this.tasks.recordView(db, taskId, userId))))
       throw AppError.notFound('Task');
   }
 
@@ -172,11 +174,13 @@ export class TasksService {
     userId: string,
     dto: UpdateTaskStateDto,
   ): Promise<TaskUserStateResponse> {
-    const row = await this.tasks.saveState(this.transactions.autocommit, taskId, userId, {
-      tags: dto.tags ?? null,
-      sortOrder: dto.sortOrder ?? null,
-      setSortOrder: dto.sortOrder !== undefined,
-    });
+    const row = await this.transactions.writeOne((db) =>
+      this.tasks.saveState(db, taskId, userId, {
+        tags: dto.tags ?? null,
+        sortOrder: dto.sortOrder ?? null,
+        setSortOrder: dto.sortOrder !== undefined,
+      }),
+    );
     if (!row) throw AppError.notFound('Task');
     return toUserStateResponse(row);
   }

@@ -400,6 +400,12 @@ describe('notification schedule: quiet hours and the daily digest', () => {
       expect(mail.html).toContain('First &lt;b&gt;task&lt;/b&gt;');
       expect(mail.html).toContain(`href="http://app.test/tasks/${tasks[2].id}"`);
 
+      // The worker records the success after the SMTP server has the mail.
+      await waitFor(
+        'the digest recorded as sent',
+        async () => (await deliveries(user, { channel: 'EMAIL', status: 'SENT' })).length === 1,
+        10_000,
+      );
       const [digest] = await deliveries(user, { channel: 'EMAIL', status: 'SENT' });
       expect(digest).toMatchObject({
         type: 'DIGEST',

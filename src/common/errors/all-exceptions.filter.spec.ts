@@ -5,6 +5,7 @@ import {
   NotFoundException,
   PayloadTooLargeException,
 } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { ThrottlerException } from '@nestjs/throttler';
 import { DatabaseError } from 'pg';
 import { QueryFailedError } from 'typeorm';
@@ -28,6 +29,21 @@ function connectionFailure(code: '08001' | '08006', driverMessage: string): Data
   });
 }
 
+/** The adapter's reply as Express would do it, on the fake response below. */
+const adapterHost = {
+  httpAdapter: {
+    reply: (
+      response: { status(code: number): { json(body: unknown): unknown } },
+      body: unknown,
+      status: number,
+    ) => response.status(status).json(body),
+  },
+} as unknown as HttpAdapterHost;
+
+const newFilter = (): AllExceptionsFilter =>
+  // A probe that never answers: the outage, once reported, stays.
+  new AllExceptionsFilter(new DatabaseOutage(() => new Promise(() => undefined)), adapterHost);
+
 interface Captured {
   status?: number;
   body?: unknown;
@@ -36,12 +52,7 @@ interface Captured {
 }
 
 /** Runs the filter on `exception` for one fake request and records what it answered. */
-function answer(
-  exception: unknown,
-  headersSent = false,
-  // A probe that never answers: the outage, once reported, stays.
-  filter = new AllExceptionsFilter(new DatabaseOutage(() => new Promise(() => undefined))),
-): Captured {
+function answer(exception: unknown, headersSent = false, filter = newFilter()): Captured {
   const captured: Captured = { headers: {}, destroyed: false };
   const response = {
     headersSent,
@@ -213,7 +224,7 @@ describe('AllExceptionsFilter', () => {
 
   it('answers 507 INSUFFICIENT_STORAGE when there is no room left, warning once, not once per request', () => {
     const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    const filter = new AllExceptionsFilter(new DatabaseOutage(() => new Promise(() => undefined)));
+    const filter = newFilter();
     const full = [
       Object.assign(new Error('ENOSPC: no space left on device, write'), {
         code: 'ENOSPC',

@@ -1,4 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { DATABASE_RETRY_AFTER_SECONDS, DatabaseOutage } from './database-outage';
@@ -57,7 +58,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ExceptionFilter');
   private storageFullWarnedAt = -Infinity;
 
-  constructor(private readonly outage: DatabaseOutage) {}
+  constructor(
+    private readonly outage: DatabaseOutage,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -76,7 +80,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
     for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
-    response.status(status).json(body);
+    // Through the adapter, like a route's answer: an observer of the answer (a kept Idempotency-Key) sees it.
+    this.adapterHost.httpAdapter.reply(response, body, status);
   }
 
   private toResponse(

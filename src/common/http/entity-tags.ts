@@ -1,6 +1,6 @@
 import { applyDecorators, createParamDecorator, ExecutionContext } from '@nestjs/common';
 import { ApiHeader, ApiResponse } from '@nestjs/swagger';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import { createHash } from 'node:crypto';
 import { AppError, ErrorCode } from '../errors/app-error';
 
@@ -16,7 +16,7 @@ export const entityTagOfJson = (json: string): string =>
 export const entityTagOf = (body: unknown): string => entityTagOfJson(JSON.stringify(body));
 
 /**
- * Documents, in OpenAPI only, a GET whose answer `tagJsonAnswers` tags (as every successful JSON answer) and
+ * Documents, in OpenAPI only, a GET whose answer `tagAnswer` tags (as every successful JSON answer) and
  * answers 304 to a current `If-None-Match`; the tagging and the 304 happen there, for every route alike.
  */
 export const ApiNotModifiedResponse = (): MethodDecorator =>
@@ -30,35 +30,25 @@ export const ApiNotModifiedResponse = (): MethodDecorator =>
   );
 
 /**
- * Express middleware, the one place that tags answers and decides 304s. A successful JSON answer is serialised
- * once, for its tag and its body, so a 304 costs one hash beyond the read; an answer that sets its own `ETag`
- * (the calendar feed) keeps it. A GET or HEAD whose `If-None-Match` names the answer's tag is answered 304
- * without a body, whatever its `Cache-Control` or `Pragma` say: browsers and Node's `fetch` add `no-cache` to
- * every request that carries `If-None-Match`, and Express's own check (`req.fresh`) then never answers 304.
- * Middleware rather than a Nest interceptor: on Node 20 every interceptor layer costs each request two
- * deprecation wrappers in `AsyncResource.bind` (about 100 µs of CPU), a tenth of a hot read. Error answers
- * carry no tag.
+ * The one place that tags answers and decides 304s, called by `AnswerAdapter` with each answer it is about to
+ * send (`text`: its body; undefined without one). A successful JSON answer is tagged from the text that is
+ * sent, so a 304 costs one hash beyond the read; an answer that sets its own `ETag` (the calendar feed) keeps
+ * it. A GET or HEAD whose `If-None-Match` names the answer's tag is answered 304 without a body, whatever its
+ * `Cache-Control` or `Pragma` say: browsers and Node's `fetch` add `no-cache` to every request that carries
+ * `If-None-Match`, and Express's own check (`req.fresh`) then never answers 304. Error answers carry no tag.
  */
-export function tagJsonAnswers(request: Request, response: Response, next: NextFunction): void {
-  const json = response.json;
-  const send = response.send;
-  response.json = function tagged(this: Response, body: unknown) {
-    if (this.statusCode >= 300 || this.getHeader('ETag') !== undefined) return json.call(this, body);
-    const text = JSON.stringify(body);
-    this.setHeader('ETag', entityTagOfJson(text));
-    this.type('json');
-    return this.send(text);
-  };
-  response.send = function answered(this: Response, body?: unknown) {
-    const tag = this.getHeader('ETag');
-    if (typeof tag === 'string' && this.statusCode < 300 && isNotModified(request, tag)) {
-      // Express drops the body and its headers of a 304.
-      this.status(304);
-    }
-    return send.call(this, body);
-  };
-  next();
+export function tagAnswer(request: Request, response: Response, text: string | undefined): void {
+  if (response.statusCode >= 300) return;
+  if (text !== undefined && response.getHeader('ETag') === undefined && isJson(response)) {
+    response.setHeader('ETag', entityTagOfJson(text));
+  }
+  const tag = response.getHeader('ETag');
+  // Express drops the body and its headers of a 304.
+  if (typeof tag === 'string' && isNotModified(request, tag)) response.status(304);
 }
+
+const isJson = (response: Response): boolean =>
+  /^application\/json\b/.test(String(response.getHeader('Content-Type') ?? ''));
 
 /**
  * RFC 9110 If-None-Match for a GET or HEAD: true when the header is `*` or lists `tag` (weak comparison, so

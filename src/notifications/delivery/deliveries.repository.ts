@@ -8,7 +8,8 @@ import {
   DeliveryStatus,
   DeliveryType,
   DIGEST_DELIVERY,
-  MailPayload,
+  KeptMailPayload,
+  SealedMailPayload,
   TEST_EVENT,
 } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
@@ -28,7 +29,7 @@ export interface ClaimedRow {
   channel: NotificationChannelName;
   address: string;
   attempts: number;
-  payload: MailPayload | null;
+  payload: KeptMailPayload | null;
   notification_id: string | null;
   type: DeliveryType | null;
   title: string | null;
@@ -210,7 +211,7 @@ export class DeliveriesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** A mail with its own content (account e-mails), in the transaction of `db` when it has one. */
-  async enqueueMail(db: Db, to: string, payload: MailPayload, now: Date): Promise<void> {
+  async enqueueMail(db: Db, to: string, payload: SealedMailPayload, now: Date): Promise<void> {
     await rows(
       db,
       `INSERT INTO notification_deliveries (channel, address, payload, next_attempt_at)
@@ -245,9 +246,14 @@ export class DeliveriesRepository {
    * Queues a TEST event through `userId`'s preference for `channel` (paused or not); null without one. EMAIL
    * without a saved preference is the account address, as dispatch and the preference list have it.
    */
-  queueTest(userId: string, channel: NotificationChannelName, now: Date): Promise<DeliveryLogRow | null> {
+  queueTest(
+    db: Db,
+    userId: string,
+    channel: NotificationChannelName,
+    now: Date,
+  ): Promise<DeliveryLogRow | null> {
     return one<DeliveryLogRow>(
-      this.dataSource,
+      db,
       `INSERT INTO notification_deliveries AS d (user_id, type, channel, address, next_attempt_at)
        SELECT user_id, '${TEST_EVENT}', channel, address, $3::timestamptz
          FROM notification_prefs WHERE user_id = $1 AND channel = $2
@@ -264,9 +270,9 @@ export class DeliveriesRepository {
    * Queues a copy of `userId`'s finished (SENT or FAILED) delivery `id` to the same address, unless one of its
    * chain is pending already (index `uq_notification_deliveries_pending_redelivery` decides, whoever asks).
    */
-  async redeliver(userId: string, id: string, now: Date): Promise<RedeliveryOutcome> {
+  async redeliver(db: Db, userId: string, id: string, now: Date): Promise<RedeliveryOutcome> {
     const outcome = await one<DeliveryLogRow & { originalStatus: DeliveryStatus }>(
-      this.dataSource,
+      db,
       `WITH original AS (
          SELECT * FROM notification_deliveries WHERE id = $1 AND user_id = $2
        ), created AS (

@@ -3,6 +3,7 @@ import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import type { MailMessage } from '../../mail/mail-sender';
 import { DeliveryJob, PermanentDeliveryError } from '../channels/notification-channel';
+import { SealedText } from '../../common/utils/sealed-text';
 import { DIGEST_DELIVERY, MailPayload, TEST_EVENT } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { ClaimedRow, DeliveriesRepository } from './deliveries.repository';
@@ -21,12 +22,17 @@ const TEST_MESSAGE = {
 /** The durable queue of channel deliveries (PostgreSQL table `notification_deliveries`). */
 @Injectable()
 export class DeliveryOutbox {
+  /** Account mails carry one-time links: kept sealed for their address until sent. */
+  private readonly mails: SealedText;
+
   constructor(
     @InjectConfig() private readonly config: AppConfig,
     @InjectClock() private readonly clock: Clock,
     private readonly transactions: Transactions,
     private readonly deliveries: DeliveriesRepository,
-  ) {}
+  ) {
+    this.mails = new SealedText(config.jwt.secret, 'account mail');
+  }
 
   /**
    * Queues a mail that carries its own content (account e-mails); the next poll of the worker sends it. With
@@ -36,8 +42,13 @@ export class DeliveryOutbox {
     { to, subject, text, html }: MailMessage,
     db: Db = this.transactions.autocommit,
   ): Promise<void> {
-    const payload: MailPayload = { subject, text, html };
-    await this.deliveries.enqueueMail(db, to, payload, this.clock.now());
+    const content: Omit<MailPayload, 'subject'> = { text, html };
+    await this.deliveries.enqueueMail(
+      db,
+      to,
+      { subject, sealed: this.mails.seal(JSON.stringify(content), to) },
+      this.clock.now(),
+    );
   }
 
   /**
@@ -49,7 +60,11 @@ export class DeliveryOutbox {
     for (;;) {
       const rows = await this.deliveries.claim(channel, limit - jobs.length, this.clock.now());
       const current = rows.filter((row) => row.send);
-      jobs.push(...current.map((row) => this.toJob(row)));
+      for (const row of current) {
+        const payload = this.openPayload(row);
+        if (payload === undefined) await this.unreadable(row);
+        else jobs.push(this.toJob(row, payload));
+      }
       // Rows left unsent took slots of this claim: claim again, so a backlog of them (a deleted task with
       // thousands of reminders) is finished at once instead of holding up the deliveries behind it.
       if (current.length === rows.length || jobs.length >= limit) return jobs;
@@ -77,6 +92,32 @@ export class DeliveryOutbox {
     );
   }
 
+  /** The row's mail content in clear; null for a notification; undefined when its seal does not open. */
+  private openPayload({ payload, address }: ClaimedRow): MailPayload | null | undefined {
+    if (!payload) return null;
+    if (!('sealed' in payload)) return payload;
+    const opened = this.mails.open(payload.sealed, address);
+    return opened === null
+      ? undefined
+      : { subject: payload.subject, ...(JSON.parse(opened) as Omit<MailPayload, 'subject'>) };
+  }
+
+  /** A mail sealed under another JWT secret cannot be sent: it fails for good (the user asks again). */
+  private async unreadable(row: ClaimedRow): Promise<void> {
+    const { retryBaseSeconds, maxAttempts } = this.config.notifications;
+    await this.deliveries.fail(
+      row.id,
+      row.attempts,
+      {
+        permanent: true,
+        maxAttempts,
+        retryBaseSeconds,
+        message: 'The mail was sealed under another JWT_SECRET and cannot be read',
+      },
+      this.clock.now(),
+    );
+  }
+
   /** What an attempt's error must not show: the log is read by the recipient, and by whoever holds their token. */
   private secretsOf(job: DeliveryJob): (string | null)[] {
     const smtpUrl = this.config.mail.smtpUrl;
@@ -85,8 +126,8 @@ export class DeliveryOutbox {
     return [this.config.telegram.botToken, smtpPassword, job.secret, webhookKey];
   }
 
-  private toJob(row: ClaimedRow): DeliveryJob {
-    if (row.type !== DIGEST_DELIVERY) return toJob(row);
+  private toJob(row: ClaimedRow, payload: MailPayload | null): DeliveryJob {
+    if (row.type !== DIGEST_DELIVERY) return toJob(row, payload);
     const mail = digestMail(row.digest_date, row.digest_items ?? [], this.config.appUrl);
     return { ...jobOf(row), ...mail, event: null };
   }
@@ -101,9 +142,9 @@ const jobOf = (row: ClaimedRow) => ({
   secret: row.secret,
 });
 
-function toJob(row: ClaimedRow): DeliveryJob {
+function toJob(row: ClaimedRow, payload: MailPayload | null): DeliveryJob {
   const job = jobOf(row);
-  if (row.payload) return { ...job, ...row.payload, event: null };
+  if (payload) return { ...job, ...payload, event: null };
   if (row.type === TEST_EVENT) {
     return {
       ...job,

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DatabaseOutage } from '../../common/errors/database-outage';
+import { outsideKeyedWork } from '../../database/keyed-writes';
 import { DeliveryJob, NOTIFICATION_CHANNELS, NotificationChannel } from '../channels/notification-channel';
 import { DeliveryOutbox } from './delivery-outbox';
 
@@ -32,9 +33,14 @@ export class DeliveryWorker {
     this.pools = channels.map((channel) => ({ channel, inFlight: new Set(), claiming: null, again: false }));
   }
 
-  /** Claims due deliveries for every free slot. */
+  /**
+   * Claims due deliveries for every free slot. Woken by a request, the claims and sends are the worker's own
+   * work, no part of the request's (nor of its Idempotency-Key).
+   */
   wake(): void {
-    for (const pool of this.pools) this.fill(pool);
+    outsideKeyedWork(() => {
+      for (const pool of this.pools) this.fill(pool);
+    });
   }
 
   /** Stops claiming and waits for the sends in flight to finish (graceful shutdown). */

@@ -27,6 +27,18 @@ export interface MailPayload {
   html: string | null;
 }
 
+/**
+ * An account mail as the outbox keeps it: its text and HTML carry a one-time link (a live token), so they are
+ * kept sealed (`SealedText`, bound to the address) as the JSON of `{text, html}`, opened only to send it.
+ */
+export interface SealedMailPayload {
+  subject: string;
+  sealed: string;
+}
+
+/** The payload column: sealed, or in clear for a mail queued by a version that did not seal. */
+export type KeptMailPayload = SealedMailPayload | MailPayload;
+
 /** The outbox: one send of one notification (or account mail) over one channel, retried until done. */
 @Entity('notification_deliveries')
 export class NotificationDelivery {
@@ -57,7 +69,7 @@ export class NotificationDelivery {
   address: string;
 
   @Column({ type: 'jsonb', nullable: true })
-  payload: MailPayload | null;
+  payload: KeptMailPayload | null;
 
   @Column({ type: 'varchar', length: 10, default: DeliveryStatus.PENDING })
   status: DeliveryStatus;

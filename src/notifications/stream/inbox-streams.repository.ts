@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AuthUser } from '../../common/decorators/current-user.decorator';
 import { isoSql } from '../../common/utils/time';
-import { one, rows } from '../../database/sql';
+import { Db, one, rows } from '../../database/sql';
 import { InboxRow } from '../notifications.mapper';
 import { INBOX_COLUMNS } from '../notifications.repository';
 import { Transactions } from '../../database/transactions';
@@ -136,9 +136,9 @@ export class InboxStreamsRepository {
   }
 
   /** Stores a ticket (its hash) for the user's current token version; drops the user's expired ones. */
-  async createTicket(userId: string, ticketHash: Buffer, ttlMs: number): Promise<string> {
+  async createTicket(db: Db, userId: string, ticketHash: Buffer, ttlMs: number): Promise<string> {
     const row = await one<{ expiresAt: string }>(
-      this.dataSource,
+      db,
       `WITH expired AS (
          DELETE FROM notification_stream_tickets WHERE user_id = $1 AND expires_at <= now()
        )

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { AuthUser } from '../../common/decorators/current-user.decorator';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
+import { Transactions } from '../../database/transactions';
 import { StreamTicketDto } from '../dto/notification-stream.dto';
 import { InboxStreamsRepository } from './inbox-streams.repository';
 
@@ -25,13 +26,16 @@ export class StreamTickets {
   constructor(
     @InjectConfig() config: AppConfig,
     private readonly streams: InboxStreamsRepository,
+    private readonly transactions: Transactions,
   ) {
     this.ttlMs = config.notifications.streamTicketTtlSeconds * 1000;
   }
 
   async issue(userId: string): Promise<StreamTicketDto> {
     const ticket = randomBytes(32).toString('base64url');
-    const expiresAt = await this.streams.createTicket(userId, ticketHash(ticket), this.ttlMs);
+    const expiresAt = await this.transactions.writeOne((db) =>
+      this.streams.createTicket(db, userId, ticketHash(ticket), this.ttlMs),
+    );
     return { ticket, expiresAt };
   }
 
