@@ -17,9 +17,11 @@ interface Schedule {
 
 /** A time of day for the jobs: they run every second and the worker polls every 100 ms. */
 const SETTLE_MS = 2500;
+/** How long a test waits for the jobs to do what it expects; generous, for a CI machine under load. */
+const SETTLE_LIMIT_MS = 20_000;
 
 describe('notification schedule: quiet hours and the daily digest', () => {
-  jest.setTimeout(60_000);
+  jest.setTimeout(120_000);
   // Holds and digests depend on the time of day: the app goes by this clock, which each test sets.
   const clock = new MovableClock('2026-03-28T12:00:00.000Z');
   const { ctx, smtp, telegram, receiver } = useAppWithChannelFakes(
@@ -62,7 +64,7 @@ describe('notification schedule: quiet hours and the daily digest', () => {
         const [first] = await ofChannel(user, 'EMAIL');
         return first !== undefined && wanted(first);
       },
-      10_000,
+      SETTLE_LIMIT_MS,
     );
 
   /** A member of a fresh class (EMAIL to the account, plus MESSENGER and a webhook) and its owner. */
@@ -177,14 +179,18 @@ describe('notification schedule: quiet hours and the daily digest', () => {
       await schedule(user, quiet('22:00', '07:00'));
       const task = await createTask(ctx, classId, owner, { title: 'Night task' });
 
-      await waitFor('the webhook', async () => receiver.received.some((hit) => hit.path === hook), 10_000);
+      await waitFor(
+        'the webhook',
+        async () => receiver.received.some((hit) => hit.path === hook),
+        SETTLE_LIMIT_MS,
+      );
       expect((await inbox(ctx, user)).items.map((item) => item.taskId)).toEqual([task.id]);
       await waitFor(
         'both held',
         async () =>
           (await deliveries(user)).filter((d) => d.channel !== 'WEBHOOK' && d.nextAttemptAt !== null)
             .length === 2,
-        10_000,
+        SETTLE_LIMIT_MS,
       );
       // 07:00 in Berlin that morning is summer time: 05:00 UTC, not 06:00.
       for (const channel of ['EMAIL', 'MESSENGER']) {
@@ -203,17 +209,17 @@ describe('notification schedule: quiet hours and the daily digest', () => {
       expect(telegram.messages.filter((message) => message.chatId === chat)).toHaveLength(0);
 
       clock.set('2026-03-29T05:00:01.000Z');
-      const mail = await smtp.waitFor(user.email, 10_000);
+      const mail = await smtp.waitFor(user.email, SETTLE_LIMIT_MS);
       expect(mail.subject).toContain('Night task');
       await waitFor(
         'the message',
         async () => telegram.messages.some((message) => message.chatId === chat),
-        10_000,
+        SETTLE_LIMIT_MS,
       );
       await waitFor(
         'both sent',
         async () => (await deliveries(user)).every((d) => d.status === 'SENT' && d.attempts === 1),
-        10_000,
+        SETTLE_LIMIT_MS,
       );
     });
 
@@ -232,7 +238,7 @@ describe('notification schedule: quiet hours and the daily digest', () => {
               held.length === 2 && held.every((d) => d.status === 'PENDING' && d.nextAttemptAt === until)
             );
           },
-          10_000,
+          SETTLE_LIMIT_MS,
         );
       await heldUntil('2026-06-10T19:00:00.000Z');
       // Shorter: they wait for the new end, shown at once.
@@ -244,11 +250,11 @@ describe('notification schedule: quiet hours and the daily digest', () => {
       expect(mailsTo(user)).toHaveLength(0);
       // None: they go out now.
       await schedule(user, NONE);
-      await smtp.waitFor(user.email, 10_000);
+      await smtp.waitFor(user.email, SETTLE_LIMIT_MS);
       await waitFor(
         'both sent',
         async () => (await deliveries(user)).every((d) => d.status === 'SENT'),
-        10_000,
+        SETTLE_LIMIT_MS,
       );
     });
 
@@ -265,7 +271,7 @@ describe('notification schedule: quiet hours and the daily digest', () => {
         .set('Authorization', user.auth)
         .send({ timezone: 'Asia/Tokyo' });
       expect(res.status).toBe(200);
-      await smtp.waitFor(user.email, 10_000);
+      await smtp.waitFor(user.email, SETTLE_LIMIT_MS);
     });
 
     it('hold a retry that falls in them, with its attempts and error kept, and back-off as before after them', async () => {
@@ -280,7 +286,7 @@ describe('notification schedule: quiet hours and the daily digest', () => {
         await waitFor(
           'the first attempt failed',
           async () => Boolean((await ofChannel(user, 'EMAIL'))[0]?.lastError),
-          10_000,
+          SETTLE_LIMIT_MS,
         );
         const [failed] = await ofChannel(user, 'EMAIL');
         expect(failed).toMatchObject({ status: 'PENDING', nextAttemptAt: '2026-02-02T22:00:00.000Z' });
@@ -306,8 +312,12 @@ describe('notification schedule: quiet hours and the daily digest', () => {
         smtp.rejectRecipients.delete(user.email);
       }
       clock.set('2026-02-03T07:02:20.000Z');
-      await smtp.waitFor(user.email, 10_000);
-      await waitFor('sent', async () => (await ofChannel(user, 'EMAIL'))[0]?.status === 'SENT', 10_000);
+      await smtp.waitFor(user.email, SETTLE_LIMIT_MS);
+      await waitFor(
+        'sent',
+        async () => (await ofChannel(user, 'EMAIL'))[0]?.status === 'SENT',
+        SETTLE_LIMIT_MS,
+      );
       expect((await ofChannel(user, 'EMAIL'))[0].attempts).toBe(3);
     });
 
@@ -326,7 +336,7 @@ describe('notification schedule: quiet hours and the daily digest', () => {
       await waitFor(
         'skipped',
         async () => (await deliveries(user)).filter((d) => d.status === 'SKIPPED').length === 2,
-        10_000,
+        SETTLE_LIMIT_MS,
       );
       for (const channel of ['EMAIL', 'MESSENGER']) {
         expect((await ofChannel(user, channel))[0]).toMatchObject({
@@ -345,7 +355,7 @@ describe('notification schedule: quiet hours and the daily digest', () => {
         .post('/users/me/notification-prefs/EMAIL/test')
         .set('Authorization', user.auth);
       expect(res.status).toBe(202);
-      const mail = await smtp.waitFor(user.email, 10_000);
+      const mail = await smtp.waitFor(user.email, SETTLE_LIMIT_MS);
       expect(mail.subject).toBe('Test notification');
     });
   });
@@ -364,7 +374,7 @@ describe('notification schedule: quiet hours and the daily digest', () => {
         await waitFor(
           'its e-mail left for the digest',
           async () => (await ofChannel(user, 'EMAIL')).length === tasks.length,
-          10_000,
+          SETTLE_LIMIT_MS,
         );
       }
       await waitFor(
@@ -373,13 +383,13 @@ describe('notification schedule: quiet hours and the daily digest', () => {
           const mails = await ofChannel(user, 'EMAIL');
           return mails.length === 3 && mails.every((d) => d.status === 'SKIPPED' && d.lastError === 'DIGEST');
         },
-        10_000,
+        SETTLE_LIMIT_MS,
       );
       // Webhooks are not part of the digest.
       await waitFor(
         'the webhooks',
         async () => receiver.received.filter((hit) => hit.path === hook).length === 3,
-        10_000,
+        SETTLE_LIMIT_MS,
       );
       clock.set('2026-04-01T09:59:00.000Z');
       await sleep(SETTLE_MS);
@@ -387,7 +397,7 @@ describe('notification schedule: quiet hours and the daily digest', () => {
 
       // 18:00:10 in Shanghai.
       clock.set('2026-04-01T10:00:10.000Z');
-      const mail = await smtp.waitFor(user.email, 10_000);
+      const mail = await smtp.waitFor(user.email, SETTLE_LIMIT_MS);
       expect(mail.subject).toBe('Your daily digest for Wed 01 Apr 2026: 3 notifications');
       const positions = tasks.map((task) => mail.text.indexOf(`http://app.test/tasks/${task.id}`));
       expect(positions.every((position) => position > 0)).toBe(true);
@@ -404,7 +414,7 @@ describe('notification schedule: quiet hours and the daily digest', () => {
       await waitFor(
         'the digest recorded as sent',
         async () => (await deliveries(user, { channel: 'EMAIL', status: 'SENT' })).length === 1,
-        10_000,
+        SETTLE_LIMIT_MS,
       );
       const [digest] = await deliveries(user, { channel: 'EMAIL', status: 'SENT' });
       expect(digest).toMatchObject({
@@ -419,7 +429,7 @@ describe('notification schedule: quiet hours and the daily digest', () => {
         .set('Authorization', user.auth);
       expect(again.status).toBe(202);
       expect(again.body).toMatchObject({ type: 'DIGEST', status: 'PENDING', notificationId: null });
-      const copy = await smtp.waitFor(user.email, 10_000);
+      const copy = await smtp.waitFor(user.email, SETTLE_LIMIT_MS);
       expect(copy.text).toBe(mail.text);
 
       // digestAt moved later the same day: no second digest today; what came since waits for tomorrow's.
@@ -429,7 +439,7 @@ describe('notification schedule: quiet hours and the daily digest', () => {
       await sleep(SETTLE_MS);
       expect(mailsTo(user)).toHaveLength(2);
       clock.set('2026-04-02T12:00:30.000Z');
-      const next = await smtp.waitFor(user.email, 10_000);
+      const next = await smtp.waitFor(user.email, SETTLE_LIMIT_MS);
       expect(next.subject).toBe('Your daily digest for Thu 02 Apr 2026: 1 notification');
       expect(next.text).toContain(`http://app.test/tasks/${later.id}`);
       expect(next.text).not.toContain(tasks[0].id);
@@ -448,7 +458,7 @@ describe('notification schedule: quiet hours and the daily digest', () => {
               user.id,
             ])
           ).length === 1,
-        10_000,
+        SETTLE_LIMIT_MS,
       );
       await createTask(ctx, classId, owner);
       clock.set('2026-04-05T18:00:00.000Z');
@@ -474,11 +484,11 @@ describe('notification schedule: quiet hours and the daily digest', () => {
           (await deliveries(user, { channel: 'EMAIL', status: 'PENDING' })).some(
             (d) => d.type === 'DIGEST' && d.nextAttemptAt === '2026-04-08T07:00:00.000Z',
           ),
-        10_000,
+        SETTLE_LIMIT_MS,
       );
       expect(mailsTo(user)).toHaveLength(0);
       clock.set('2026-04-08T07:00:05.000Z');
-      const mail = await smtp.waitFor(user.email, 10_000);
+      const mail = await smtp.waitFor(user.email, SETTLE_LIMIT_MS);
       expect(mail.subject).toBe('Your daily digest for Tue 07 Apr 2026: 1 notification');
     });
 
@@ -491,7 +501,7 @@ describe('notification schedule: quiet hours and the daily digest', () => {
       await schedule(user, NONE);
       // Now e-mails go one by one again.
       const single = await createTask(ctx, classId, owner, { title: 'After the switch' });
-      const mail = await smtp.waitFor(user.email, 10_000);
+      const mail = await smtp.waitFor(user.email, SETTLE_LIMIT_MS);
       expect(mail.subject).toContain('After the switch');
       await schedule(user, daily('17:00'));
       clock.set('2026-04-10T17:00:05.000Z');
@@ -509,7 +519,7 @@ describe('notification schedule: quiet hours and the daily digest', () => {
       await schedule(user, daily('17:00'));
       await firstEmail(user, 'left for the digest', (d) => d.lastError === 'DIGEST');
       clock.set('2026-04-13T17:00:05.000Z');
-      const mail = await smtp.waitFor(user.email, 10_000);
+      const mail = await smtp.waitFor(user.email, SETTLE_LIMIT_MS);
       expect(mail.text).toContain(`http://app.test/tasks/${task.id}`);
     });
   });

@@ -20,16 +20,21 @@ export interface QueryCounter {
 
 const statementText = (message: unknown): string => (message as { text: string }).text;
 
+const jobScope = new AsyncLocalStorage<string[]>();
+
 /**
- * The SQL statements every app connection of the process sends while `work` runs, background jobs included:
- * for measuring a job called directly while the apps' own schedules are idle.
+ * The SQL statements `work` sends, for measuring a job called directly. Statements are kept only when sent
+ * from `work`'s own async context, so a background worker that wakes meanwhile (a NOTIFY, a timer) is not
+ * counted.
  */
 export async function statementsDuring(work: () => Promise<unknown>): Promise<string[]> {
   const statements: string[] = [];
-  const onStatement = (message: unknown): void => void statements.push(statementText(message));
+  const onStatement = (message: unknown): void => {
+    if (jobScope.getStore() === statements) statements.push(statementText(message));
+  };
   subscribe(STATEMENTS_CHANNEL, onStatement);
   try {
-    await work();
+    await jobScope.run(statements, work);
   } finally {
     unsubscribe(STATEMENTS_CHANNEL, onStatement);
   }
