@@ -4,7 +4,7 @@
  * 127.0.0.1:argv[3] and writes "ready" to file descriptor 3 once listening. Kinds:
  *   node            bare node:http
  *   express         bare Express 5
- *   nest            bare NestJS 11 on @nestjs/platform-express, one controller
+ *   nest            bare NestJS on @nestjs/platform-express, one controller
  *   nest+helmet     + helmet and CORS as src/bootstrap.ts sets them up
  *   nest+pino-http  + nestjs-pino's LoggerModule with pino-http, as the service logged requests before
  *                   (child logger and AsyncLocalStorage context per request)

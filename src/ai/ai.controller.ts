@@ -9,7 +9,7 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { PARSE_LIMITED, ParseThrottle } from '../common/throttling/throttles';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { AiService } from './ai.service';
 import { ParseTextDto } from './dto/parse-text.dto';

@@ -6,9 +6,9 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { AttachmentAccess } from '../access/access.service';
+import { type AttachmentAccess } from '../access/access.service';
 import { AttachmentRoute, CurrentAccess } from '../access/access-route.decorators';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { AttachmentsService } from './attachments.service';
 

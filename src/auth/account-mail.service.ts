@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Tx } from '../database/transactions';
-import { AppConfig } from '../config/config';
+import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { MailMessage } from '../mail/mail-sender';
 import { DeliveryOutbox } from '../notifications/delivery/delivery-outbox';

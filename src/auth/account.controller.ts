@@ -10,7 +10,7 @@ import {
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { UserDto } from '../users/dto/user.dto';
 import { BearerToken } from './bearer-token.decorator';
 import { CredentialsService } from './credentials.service';

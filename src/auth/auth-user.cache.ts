@@ -1,7 +1,7 @@
 import { Injectable, Module, OnModuleInit } from '@nestjs/common';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { UserChanges, UserChangesModule } from '../common/events/user-changes';
-import { AppConfig } from '../config/config';
+import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import {
   PG_LISTENER_NAME,

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppError, ErrorCode } from '../common/errors/app-error';
-import { AppConfig } from '../config/config';
+import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 
 export const CAPTCHA_TIMEOUT_MS = 5000;

@@ -3,7 +3,7 @@ import { Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common'
 import { Piscina } from 'piscina';
 import { PASSWORD_MAX_BYTES } from '../common/validation/validators';
 import { createWorkerPool } from '../common/workers/worker-pool';
-import { AppConfig } from '../config/config';
+import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import type { HashTask, VerifyTask } from './password-hash.worker';
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error';
-import { AppConfig } from '../config/config';
+import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { Transactions } from '../database/transactions';
 import { CalendarRepository, FeedEventRow } from './calendar.repository';

@@ -12,9 +12,9 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { ClassAccess } from '../access/access.service';
+import { type ClassAccess } from '../access/access.service';
 import { ClassManagerRoute, ClassRoute, CurrentAccess } from '../access/access-route.decorators';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { ClassMembersService } from './class-members.service';
 import { toClassMember, toClassSummary } from './classes.mapper';
@@ -28,7 +28,7 @@ import {
 } from './dto/class-fields.dto';
 import { ClassMemberResponse, ClassSummaryResponse, InviteCodeResponse } from './dto/class.response';
 import { ClassRole } from './entities/class-member.entity';
-import { ApiNotModifiedResponse, IfMatch, IfMatchRoute, IfMatchTags } from '../common/http/entity-tags';
+import { ApiNotModifiedResponse, IfMatch, IfMatchRoute, type IfMatchTags } from '../common/http/entity-tags';
 import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 /** `:classId` is also checked by the ClassRoute guard; handlers that take the guard's access skip the param. */

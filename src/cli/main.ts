@@ -37,7 +37,7 @@ async function main(argv: string[]): Promise<number> {
       const url = sessionUrl(config, database.url);
       if (config.database.migrationsRun) await runMigrationsLocked(config, url, stderrLogger);
       // Nest and the modules load only for a valid invocation: a wrong one is told without that start-up cost.
-      const { createCliContext } = await import('./cli.module');
+      const { createCliContext } = await import('./cli.module.js');
       context = await createCliContext(config, url);
       result = await command(context);
     }

@@ -22,9 +22,9 @@ import {
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { TaskAccess } from '../access/access.service';
+import { type TaskAccess } from '../access/access.service';
 import { CurrentAccess, TaskRoute } from '../access/access-route.decorators';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { COMMENTS_PER_USER_PER_MINUTE, CommentThrottle } from '../common/throttling/throttles';
 import { CommentsService } from './comments.service';

@@ -2,7 +2,7 @@ import { Injectable, Logger, Module, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { AppConfig } from '../config/config';
+import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { dataSourceUrl, sessionUrl } from './typeorm-options';
 import { endWithin, withOwnSocket } from './session-client';

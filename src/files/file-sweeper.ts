@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { RunningJobs } from '../common/jobs/running-jobs';
-import { AppConfig } from '../config/config';
+import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { endWithin, sessionClient } from '../database/session-client';
 import { dataSourceUrl, sessionUrl } from '../database/typeorm-options';

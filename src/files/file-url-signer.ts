@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../common/errors/app-error';
-import { AppConfig } from '../config/config';
+import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 
 /** HKDF `info` of the signing key: a key of its own, so a signature is never a valid JWT MAC or the reverse. */

@@ -11,7 +11,7 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { FileRoute } from '../access/access-route.decorators';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { Public } from '../common/decorators/public.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { SignedFileQuery, SignedFileUrlResponse } from './dto/signed-file.dto';

@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { catchError, from, mergeMap, Observable, throwError } from 'rxjs';
 import { AuthUser } from '../common/decorators/current-user.decorator';
 import { AppError, ErrorCode } from '../common/errors/app-error';
-import { AppConfig } from '../config/config';
+import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { SWEEP_GRACE_MS } from './file-sweeper';
 import { FileStorage } from './file-storage';

@@ -7,7 +7,7 @@ import { AuthUser } from '../common/decorators/current-user.decorator';
 import { AppError, ErrorCode } from '../common/errors/app-error';
 import { SealedText } from '../common/utils/sealed-text';
 import { IDEMPOTENCY_KEY_HEADER } from '../common/http/idempotency-key';
-import { AppConfig } from '../config/config';
+import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { outsideKeyedWork } from '../database/keyed-writes';
 import { Tx, withStepBeforeEachCommit } from '../database/transactions';

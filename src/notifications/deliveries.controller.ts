@@ -10,7 +10,7 @@ import {
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { REDELIVERIES_PER_USER_PER_HOUR, RedeliveryThrottle } from '../common/throttling/throttles';
 import { DeliveryLogService } from './delivery-log.service';

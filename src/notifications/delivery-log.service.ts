@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Transactions } from '../database/transactions';
 import { AppError } from '../common/errors/app-error';
-import { Clock, InjectClock } from '../config/clock';
+import { type Clock, InjectClock } from '../config/clock';
 import { KeysetPlace, readKeysetPage } from '../common/pagination/keyset';
 import { DeliveriesRepository } from './delivery/deliveries.repository';
 import { DeliveryWorker } from './delivery/delivery-worker';

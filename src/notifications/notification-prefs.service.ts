@@ -4,7 +4,7 @@ import { Transactions } from '../database/transactions';
 import { v5 as uuidV5 } from 'uuid';
 import { AppError } from '../common/errors/app-error';
 import { sameUuid } from '../common/utils/uuid';
-import { AppConfig } from '../config/config';
+import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { isForbiddenLiteralHost } from './channels/webhook-target';
 import { NotificationPrefDto, UpsertNotificationPrefDto } from './dto/notification-pref.dto';

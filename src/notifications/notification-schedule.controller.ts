@@ -7,7 +7,7 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 import { NotificationScheduleDto } from './dto/notification-schedule.dto';

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/errors/app-error';
-import { AppConfig } from '../config/config';
-import { Clock, InjectClock } from '../config/clock';
+import { type AppConfig } from '../config/config';
+import { type Clock, InjectClock } from '../config/clock';
 import { InjectConfig } from '../config/config.module';
 import { Transactions } from '../database/transactions';
 import { DeliveryWorker } from './delivery/delivery-worker';

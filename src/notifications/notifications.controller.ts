@@ -32,7 +32,7 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { AuthTicket, TicketAuth } from '../common/decorators/ticket-auth.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { isUuid } from '../common/utils/uuid';

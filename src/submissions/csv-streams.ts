@@ -6,7 +6,7 @@ import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
 import { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { ErrorCode } from '../common/errors/app-error';
-import { AppConfig } from '../config/config';
+import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { DatabasePool } from '../database/connection-failures';
 import { dataSourceUrl, isPooled, poolSettings } from '../database/typeorm-options';

@@ -9,10 +9,10 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { ClassAccess } from '../access/access.service';
+import { type ClassAccess } from '../access/access.service';
 import { MANAGER_ROLES } from '../access/class-roles';
 import { ClassManagerRoute, ClassRoute, CurrentAccess } from '../access/access-route.decorators';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { ApiNotModifiedResponse } from '../common/http/entity-tags';
 import { GradebookQuery, GradebookResponse, OwnGradebookResponse } from './dto/gradebook.dto';

@@ -8,7 +8,7 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { TaskAccess } from '../access/access.service';
+import { type TaskAccess } from '../access/access.service';
 import { CurrentAccess, TaskManagerRoute } from '../access/access-route.decorators';
 import { ErrorResponse } from '../common/errors/error.response';
 import { ReleaseGradesDto, ReleaseGradesResponse } from './dto/release-grades.dto';

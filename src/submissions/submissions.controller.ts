@@ -29,14 +29,14 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { SubmissionAccess, TaskAccess } from '../access/access.service';
+import { type SubmissionAccess, type TaskAccess } from '../access/access.service';
 import {
   CurrentAccess,
   SubmissionRoute,
   TaskManagerRoute,
   TaskRoute,
 } from '../access/access-route.decorators';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { AttachmentResponse } from '../files/attachment.response';
 import { FileUpload } from '../files/file-upload.decorator';
@@ -47,7 +47,7 @@ import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
 import { ListVersionsQuery, ReturnSubmissionDto, SubmissionVersionsPage } from './dto/submission-history.dto';
 import { SubmissionsExportService } from './submissions-export.service';
 import { SubmissionsService } from './submissions.service';
-import { ApiNotModifiedResponse, IfMatch, IfMatchRoute, IfMatchTags } from '../common/http/entity-tags';
+import { ApiNotModifiedResponse, IfMatch, IfMatchRoute, type IfMatchTags } from '../common/http/entity-tags';
 import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 const TASK_ID = new ParseUUIDPipe();

@@ -16,7 +16,7 @@ import { UpsertSubmissionDto } from './dto/upsert-submission.dto';
 import { SubmissionListEntryResponse, SubmissionResponse } from './dto/submission.response';
 import { SubmissionAttachment } from './entities/submission-attachment.entity';
 import { SubmissionStatus } from './entities/submission.entity';
-import { AppConfig } from '../config/config';
+import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { GradeRelease, gradeVisibleToSubmitter } from './grade-release';
 import { GradeReleases } from './grade-releases.service';

@@ -9,7 +9,7 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { ClassManagerRoute, ClassRoute } from '../access/access-route.decorators';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { CreateDraftDto, CreateTaskDto } from './dto/task-write.dto';
 import { MyDraftResponse, TaskDetailResponse, TaskSummaryResponse } from './dto/task.response';

@@ -18,9 +18,9 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { TaskAccess } from '../access/access.service';
+import { type TaskAccess } from '../access/access.service';
 import { CurrentAccess, TaskManagerRoute } from '../access/access-route.decorators';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { ExtensionResponse, PutExtensionDto } from './dto/extension.dto';
 import { TaskExtensionsService } from './task-extensions.service';

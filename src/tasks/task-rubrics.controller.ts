@@ -10,7 +10,7 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { TaskAccess } from '../access/access.service';
+import { type TaskAccess } from '../access/access.service';
 import { CurrentAccess, TaskManagerRoute, TaskRoute } from '../access/access-route.decorators';
 import { ErrorResponse } from '../common/errors/error.response';
 import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';

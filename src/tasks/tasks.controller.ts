@@ -22,12 +22,12 @@ import {
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { TaskAccess } from '../access/access.service';
+import { type TaskAccess } from '../access/access.service';
 import { CurrentAccess, TaskManagerRoute, TaskRoute } from '../access/access-route.decorators';
 import { ParseDraftDto } from '../ai/dto/parse-text.dto';
 import { PARSE_LIMITED, ParseThrottle } from '../common/throttling/throttles';
 import { DraftParseResultResponse } from '../ai/dto/parse-result.response';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { ErrorResponse } from '../common/errors/error.response';
 import { FileUpload } from '../files/file-upload.decorator';
 import { UploadedFileInfo } from '../files/multer-storage.engine';
@@ -43,7 +43,7 @@ import { TaskAttachmentsService } from './task-attachments.service';
 import { TaskDraftsService } from './task-drafts.service';
 import { TaskReader } from './task-reader.service';
 import { TasksService } from './tasks.service';
-import { ApiNotModifiedResponse, IfMatch, IfMatchRoute, IfMatchTags } from '../common/http/entity-tags';
+import { ApiNotModifiedResponse, IfMatch, IfMatchRoute, type IfMatchTags } from '../common/http/entity-tags';
 import { IdempotentWrite } from '../idempotency/idempotent-write.decorator';
 
 const TASK_ID = new ParseUUIDPipe();

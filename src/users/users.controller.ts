@@ -7,7 +7,7 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../common/decorators/current-user.decorator';
 import { UserChanges } from '../common/events/user-changes';
 import { UpdateMeDto } from './dto/update-me.dto';
 import { UserDto } from './dto/user.dto';

@@ -15,11 +15,11 @@ interface Run {
 }
 
 /**
- * An entry point (server or CLI) from the sources, started in `cwd` with exactly `env` (plus what Node and
+ * Node with `args` (an entry point and its arguments), started in `cwd` with exactly `env` (plus what Node and
  * ts-node need), so that nothing of the test's own environment decides what the `.env` there may set.
  */
-function runEntry(entry: string, cwd: string, env: Record<string, string>, args: string[] = []): Run {
-  const child = spawn(process.execPath, [...FROM_SOURCES, join(ROOT, 'src', entry), ...args], {
+function runNode(args: string[], cwd: string, env: Record<string, string>): Run {
+  const child = spawn(process.execPath, args, {
     cwd,
     env: sourcesEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -30,6 +30,10 @@ function runEntry(entry: string, cwd: string, env: Record<string, string>, args:
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, output: () => output, exited };
 }
+
+/** The server from the sources. */
+const runServer = (cwd: string, env: Record<string, string>): Run =>
+  runNode([...FROM_SOURCES, join(ROOT, 'src', 'main.ts')], cwd, env);
 
 async function waitForHealth(port: number, run: Run): Promise<void> {
   let exited = false;
@@ -72,7 +76,7 @@ describe('platform: .env in the working directory', () => {
       join(cwd, '.env'),
       `# comment\nPORT=${port}\nDATA_DIR=${dataDir}\nLOG_LEVEL=silent\nDATABASE_URL=postgres://nobody@127.0.0.1:1/none\n`,
     );
-    const run = runEntry('main.ts', cwd, {
+    const run = runServer(cwd, {
       NODE_ENV: 'development',
       LOG_LEVEL: 'info',
       DATABASE_URL: databaseUrl,
@@ -89,7 +93,11 @@ describe('platform: .env in the working directory', () => {
 
   it('lets the CLI read .env too', async () => {
     writeFileSync(join(cwd, '.env'), `DATABASE_URL=${databaseUrl}\nDATA_DIR=${join(cwd, 'data')}\n`);
-    const run = runEntry('cli/main.ts', cwd, { NODE_ENV: 'development' }, ['schools:list']);
+    // The built CLI (the global setup builds dist/), as `npm run cli` runs it: its lazy import() of its Nest
+    // module is Node's own, which does not load TypeScript sources.
+    const run = runNode([join(ROOT, 'dist', 'cli', 'main.js'), 'schools:list'], cwd, {
+      NODE_ENV: 'development',
+    });
     running.push(run.child);
     expect(await run.exited).toBe(0);
     expect(JSON.parse(run.output())).toEqual(expect.any(Array));
@@ -97,7 +105,7 @@ describe('platform: .env in the working directory', () => {
 
   it('stops the start with one clear line when .env cannot be read', async () => {
     mkdirSync(join(cwd, '.env'));
-    const run = runEntry('main.ts', cwd, { NODE_ENV: 'development', DATA_DIR: join(cwd, 'data') });
+    const run = runServer(cwd, { NODE_ENV: 'development', DATA_DIR: join(cwd, 'data') });
     running.push(run.child);
     expect(await run.exited).toBe(1);
     expect(run.output().trim()).toMatch(

@@ -12,13 +12,14 @@ export interface CliResult {
 
 /**
  * The operator CLI (`npm run cli -- <args>`) as a child process against the test app's database and
- * DATA_DIR, with `env` on top. Each call starts a process (a few seconds with ts-node).
+ * DATA_DIR, with `env` on top: the built CLI (`dist/cli/main.js`, which the global setup builds), the file
+ * `npm run cli` runs, whose lazy import() of its Nest module is Node's own.
  */
 export function runCli(ctx: TestApp, env: Record<string, string>, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['-r', 'ts-node/register/transpile-only', 'src/cli/main.ts', ...args],
+      [join(ROOT, 'dist', 'cli', 'main.js'), ...args],
       {
         cwd: ROOT,
         env: {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AiConfig } from '../../config/ai.config';
+import { type AiConfig } from '../../config/ai.config';
 import { InjectConfig } from '../../config/config.module';
 import {
   AiProvider,

@@ -50,6 +50,16 @@ function clientLeft(request: Request): boolean {
 }
 
 /**
+ * Nest 12's Express adapter hands over the body parser's errors (http-errors, with `expose`) wrapped in an
+ * HttpException of their own status; unwrapped, they are answered as before (400 for an unreadable body, 413
+ * for a large one), not as that status.
+ */
+function unwrapBodyParserError(exception: unknown): unknown {
+  const cause = exception instanceof HttpException ? exception.cause : undefined;
+  return cause instanceof Error && typeof (cause as LowLevelError).expose === 'boolean' ? cause : exception;
+}
+
+/**
  * The one place where errors become HTTP answers: `{error, code}` and nothing else.
  * Unexpected errors are logged with the request id and answered as 500 INTERNAL_ERROR.
  */
@@ -74,7 +84,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       response.destroy();
       return;
     }
-    const { status, body, headers } = this.toResponse(exception, request);
+    const { status, body, headers } = this.toResponse(unwrapBodyParserError(exception), request);
     if (response.headersSent) {
       response.destroy();
       return;

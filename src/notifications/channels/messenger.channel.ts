@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig } from '../../config/config';
+import { type AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { DeliveryJob, NotificationChannel, PermanentDeliveryError } from './notification-channel';

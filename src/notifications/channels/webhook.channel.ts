@@ -4,7 +4,7 @@ import { LookupFunction } from 'node:net';
 import { Injectable } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
 import { iso } from '../../common/utils/time';
-import { AppConfig } from '../../config/config';
+import { type AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig } from '../../config/config';
+import { type AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import type { MailMessage } from '../../mail/mail-sender';
 import { DeliveryJob, PermanentDeliveryError } from '../channels/notification-channel';
@@ -7,7 +7,7 @@ import { SealedText } from '../../common/utils/sealed-text';
 import { DIGEST_DELIVERY, MailPayload, TEST_EVENT } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { ClaimedRow, DeliveriesRepository } from './deliveries.repository';
-import { Clock, InjectClock } from '../../config/clock';
+import { type Clock, InjectClock } from '../../config/clock';
 import { digestMail } from '../schedule/digest-mail';
 import { deliveryErrorText } from './delivery-error';
 import { Db } from '../../database/sql';

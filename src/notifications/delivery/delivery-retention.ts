@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { RunningJobs } from '../../common/jobs/running-jobs';
-import { AppConfig } from '../../config/config';
+import { type AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { DeliveriesRepository } from './deliveries.repository';
 import { NotificationSchedulesRepository } from '../schedule/notification-schedules.repository';

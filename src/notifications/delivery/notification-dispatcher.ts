@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, InjectClock } from '../../config/clock';
+import { type Clock, InjectClock } from '../../config/clock';
 import { DISPATCH_BATCH_SIZE, NotificationsRepository } from '../notifications.repository';
 
 @Injectable()

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsEnum, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PageSize } from '../../common/validation/page-size';
-import { DELIVERY_KINDS, DeliveryStatus, DeliveryType } from '../entities/notification-delivery.entity';
+import { DELIVERY_KINDS, DeliveryStatus, type DeliveryType } from '../entities/notification-delivery.entity';
 import { NotificationChannelName } from '../entities/notification-pref.entity';
 import { notificationTypeNames } from '../production/notification-types';
 

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AppConfig } from '../../config/config';
+import { type AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import {
   EXTENDED_REMINDERS_PER_BATCH,

@@ -3,7 +3,7 @@ import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import type { Response } from 'express';
 import { AuthUser } from '../../common/decorators/current-user.decorator';
 import { AppError, ErrorCode } from '../../common/errors/app-error';
-import { AppConfig } from '../../config/config';
+import { type AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { PgListener, USER_CHANGED_CHANNEL } from '../../database/pg-listener';
 import { toNotificationDto } from '../notifications.mapper';

@@ -22,9 +22,9 @@ import {
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { ClassAccess } from '../../../src/access/access.service';
+import { type ClassAccess } from '../../../src/access/access.service';
 import { ClassManagerRoute, ClassRoute, CurrentAccess } from '../../../src/access/access-route.decorators';
-import { AuthUser, CurrentUser } from '../../../src/common/decorators/current-user.decorator';
+import { type AuthUser, CurrentUser } from '../../../src/common/decorators/current-user.decorator';
 import { ErrorResponse } from '../../../src/common/errors/error.response';
 import { PerUserThrottle, THROTTLE_WINDOW_MS } from '../../../src/common/throttling/throttles';
 import { IdempotentWrite } from '../../../src/idempotency/idempotent-write.decorator';
