@@ -12,6 +12,8 @@ import { ClassesModule } from './classes/classes.module';
 import { CommentsModule } from './comments/comments.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { DatabaseOutageModule } from './common/errors/database-outage';
+import { Metrics } from './common/metrics/metrics';
+import { MetricsModule } from './common/metrics/metrics.module';
 import { AppConfig } from './config/config';
 import { Clock, SYSTEM_CLOCK } from './config/clock';
 import { AppConfigModule } from './config/config.module';
@@ -45,12 +47,16 @@ export class AppModule {
     extensions: readonly AppExtension[] = [],
     clock: Clock = SYSTEM_CLOCK,
   ): DynamicModule {
+    const metrics = new Metrics(config);
     return {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config, clock),
+        MetricsModule.forRoot(metrics),
         // Migrations ran before, under their lock and on a session connection (`runMigrationsLocked`).
-        TypeOrmModule.forRoot(buildDataSourceOptions(config, databaseUrl)),
+        TypeOrmModule.forRoot(
+          buildDataSourceOptions(config, databaseUrl, { observer: metrics.poolObserver('app') }),
+        ),
         // For the exception filter, which answers 503 while the database is out.
         DatabaseOutageModule,
         ScheduleModule.forRoot(),

@@ -14,6 +14,7 @@ import { FileUrlSigner } from './file-url-signer';
 import { FilesService } from './files.service';
 import { LocalFileStorage } from './local-file-storage';
 import { fileStorageEngine } from './multer-storage.engine';
+import { Metrics } from '../common/metrics/metrics';
 import { S3FileStorage } from './s3-file-storage';
 import { StorageQuota } from './storage-quota';
 
@@ -44,9 +45,9 @@ export class FileStorageModule {}
     FileStorageModule,
     MulterModule.registerAsync({
       imports: [FileStorageModule],
-      inject: [APP_CONFIG, FileStorage],
-      useFactory: (config: AppConfig, storage: FileStorage) => ({
-        storage: fileStorageEngine(storage, config.uploads.maxBytes),
+      inject: [APP_CONFIG, FileStorage, Metrics],
+      useFactory: (config: AppConfig, storage: FileStorage, metrics: Metrics) => ({
+        storage: fileStorageEngine(storage, config.uploads.maxBytes, metrics),
         // `file` is the only part an upload takes: any text field is an unknown body field, 400.
         limits: { fileSize: config.uploads.maxBytes, files: 1, fields: 0 },
         defParamCharset: 'utf8',

@@ -10,6 +10,7 @@ import { DeliveriesController } from './deliveries.controller';
 import { DeliveryLogService } from './delivery-log.service';
 import { DeliveriesRepository } from './delivery/deliveries.repository';
 import { DeliveryOutbox } from './delivery/delivery-outbox';
+import { OutboxMetrics } from './delivery/outbox-metrics';
 import { DeliveryRetention } from './delivery/delivery-retention';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { NotificationDispatcher } from './delivery/notification-dispatcher';
@@ -59,6 +60,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
     Notifier,
     NotificationDispatcher,
     DeliveryOutbox,
+    OutboxMetrics,
     DeliveryWorker,
     DeliveryRetention,
     RunningJobs,
