@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { MetricsServer } from '../../src/common/metrics/metrics-server';
 import { DeliveryRetention } from '../../src/notifications/delivery/delivery-retention';
 import { Prometheus, PROMETHEUS, prometheusRunsHere, startPrometheus } from '../fakes/prometheus';
 import { createTestApp, TestApp, useTestApp } from '../utils/test-app';
 import { createClassWithRoles, createTask, uploadTaskAttachment } from '../utils/tasks';
 
+const DEPLOY = join(__dirname, '..', '..', 'deploy');
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 
 if (!prometheusRunsHere) {
@@ -54,6 +57,34 @@ describe('Metrics', () => {
       expect(text).not.toMatch(UUID);
       // The API's own port has no metrics.
       await ctx.http.get('/metrics').expect(404);
+    });
+
+    it('include every metric the dashboard and the alert rules query', async () => {
+      const text = await (await fetch(metricsUrl(ctx))).text();
+      const served = new Set([...text.matchAll(/^# TYPE (\w+) /gm)].map((match) => match[1]));
+      const dashboard = JSON.parse(readFileSync(join(DEPLOY, 'grafana', 'dashboard.json'), 'utf8')) as {
+        panels: { targets?: { expr: string }[] }[];
+      };
+      const queries = [
+        ...dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => target.expr)),
+        ...[
+          ...readFileSync(join(DEPLOY, 'prometheus', 'alerts.yml'), 'utf8').matchAll(
+            /expr: (?:>-\n)?([^#]+?)\n\s+for:/g,
+          ),
+        ].map((match) => match[1]),
+      ];
+      expect(queries.length).toBeGreaterThan(20);
+      const queried = new Set(
+        queries.flatMap((query) =>
+          [...query.matchAll(/\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b(?![(])/g)].map((match) => match[1]),
+        ),
+      );
+      // Label names and Prometheus's own series are no metrics of the service.
+      for (const name of ['job_name', 'up']) queried.delete(name);
+      const missing = [...queried].filter(
+        (name) => !served.has(name) && !served.has(name.replace(/_(bucket|count|sum)$/, '')),
+      );
+      expect(missing).toEqual([]);
     });
 
     describeWithPrometheus('scraped by Prometheus', () => {
