@@ -47,16 +47,19 @@ export class AppModule {
     extensions: readonly AppExtension[] = [],
     clock: Clock = SYSTEM_CLOCK,
   ): DynamicModule {
-    const metrics = new Metrics(config);
     return {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config, clock),
-        MetricsModule.forRoot(metrics),
-        // Migrations ran before, under their lock and on a session connection (`runMigrationsLocked`).
-        TypeOrmModule.forRoot(
-          buildDataSourceOptions(config, databaseUrl, { observer: metrics.poolObserver('app') }),
-        ),
+        MetricsModule,
+        // Migrations ran before, under their lock and on a session connection (`runMigrationsLocked`). The
+        // pool reports to the metrics.
+        TypeOrmModule.forRootAsync({
+          imports: [MetricsModule],
+          inject: [Metrics],
+          useFactory: (metrics: Metrics) =>
+            buildDataSourceOptions(config, databaseUrl, { observer: metrics.poolObserver('app') }),
+        }),
         // For the exception filter, which answers 503 while the database is out.
         DatabaseOutageModule,
         ScheduleModule.forRoot(),

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { MetricsModule } from '../common/metrics/metrics.module';
 import { MulterModule } from '@nestjs/platform-express';
 import { join } from 'node:path';
 import { AccessModule } from '../access/access.module';
@@ -40,11 +41,12 @@ export class FileStorageModule {}
  */
 @Module({
   imports: [
+    MetricsModule,
     TransactionsModule,
     AccessModule,
     FileStorageModule,
     MulterModule.registerAsync({
-      imports: [FileStorageModule],
+      imports: [FileStorageModule, MetricsModule],
       inject: [APP_CONFIG, FileStorage, Metrics],
       useFactory: (config: AppConfig, storage: FileStorage, metrics: Metrics) => ({
         storage: fileStorageEngine(storage, config.uploads.maxBytes, metrics),

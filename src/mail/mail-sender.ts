@@ -1,6 +1,5 @@
 import { MailerService } from '@nestjs-modules/mailer';
 import { Injectable, Logger } from '@nestjs/common';
-import { inSpan } from '../common/tracing/spans';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 
@@ -35,15 +34,12 @@ export class MailSender {
       );
       return;
     }
-    // nodemailer's SMTP conversation has no instrumentation of its own: this span stands for it.
-    await inSpan('smtp send', {}, () =>
-      this.mailer.sendMail({
-        from: this.config.mail.from,
-        to: message.to,
-        subject: message.subject,
-        text: message.text,
-        html: message.html,
-      }),
-    );
+    await this.mailer.sendMail({
+      from: this.config.mail.from,
+      to: message.to,
+      subject: message.subject,
+      text: message.text,
+      html: message.html,
+    });
   }
 }

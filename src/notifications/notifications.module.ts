@@ -1,4 +1,5 @@
 import { RunningJobs } from '../common/jobs/running-jobs';
+import { MetricsModule } from '../common/metrics/metrics.module';
 import { Module } from '@nestjs/common';
 import { DatabaseOutageModule } from '../common/errors/database-outage';
 import { MailModule } from '../mail/mail.module';
@@ -38,7 +39,14 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
  */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
-  imports: [IdempotencyModule, MailModule, DatabaseOutageModule, PgListenerModule, TransactionsModule],
+  imports: [
+    IdempotencyModule,
+    MailModule,
+    DatabaseOutageModule,
+    MetricsModule,
+    PgListenerModule,
+    TransactionsModule,
+  ],
   controllers: [
     NotificationsController,
     NotificationPrefsController,

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/config';
 import { APP_CONFIG } from '../../config/config.module';
 import { Metrics } from '../metrics/metrics';
+import { MetricsModule } from '../metrics/metrics.module';
 import { isDatabaseUnavailable } from './failure-cause';
 
 /** While the database is out, how often a probe checks whether it answers again. */
@@ -96,6 +97,7 @@ export class DatabaseOutage implements OnModuleDestroy {
  * failures; Nest makes one instance of a module, so all report to the same outage state.
  */
 @Module({
+  imports: [MetricsModule],
   providers: [
     {
       provide: DatabaseOutage,

@@ -1,7 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Pool } from 'pg';
 import { AppConfig } from '../../config/config';
-import type { PoolObserver } from '../../database/connection-failures';
 import { inSpan } from '../tracing/spans';
 
 /** Seconds: from a fast cached read to the slowest answer the statement timeout allows, and beyond. */
@@ -138,8 +137,15 @@ export class Metrics {
     }
   }
 
-  /** What the pool of `poolName` reports (`app`: TypeORM's, `export`: the CSV exports'); its state is read per scrape. */
-  poolObserver(poolName: string): PoolObserver {
+  /**
+   * What the pool of `poolName` (`app`: TypeORM's, `export`: the CSV exports') reports; its state is read per
+   * scrape. The database's `PoolObserver` by its shape: `common` does not import `database`.
+   */
+  poolObserver(poolName: string): {
+    opened(pool: Pool): void;
+    connectFailed(): void;
+    statementTimedOut(): void;
+  } {
     return {
       opened: (pool) => this.pools.set(poolName, pool),
       connectFailed: () => this.connectFailures.inc({ pool: poolName }),
