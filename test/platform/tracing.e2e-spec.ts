@@ -1,4 +1,6 @@
 import { OtlpReceiver, ReceivedSpan, startOtlpReceiver } from '../fakes/otlp-receiver';
+import { startWebhookReceiver, WebhookReceiver } from '../fakes/webhook-receiver';
+import { IDLE_JOBS, setPref } from '../utils/notifications';
 import { createClass } from '../utils/classes';
 import { useServiceProcesses } from '../utils/service-process';
 import { createUser } from '../utils/users';
@@ -22,12 +24,17 @@ function descendants(spans: ReceivedSpan[], root: ReceivedSpan): ReceivedSpan[] 
 }
 
 describe('Traces (OpenTelemetry over OTLP/HTTP)', () => {
-  const { ctx, start } = useServiceProcesses();
+  // The test app's own jobs stay idle: the service process is the one that delivers, and traces.
+  const { ctx, start } = useServiceProcesses(IDLE_JOBS);
   let receiver: OtlpReceiver;
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
   });
-  afterAll(async () => receiver.close());
+  let hooks: WebhookReceiver;
+  beforeAll(async () => {
+    hooks = await startWebhookReceiver();
+  });
+  afterAll(async () => Promise.all([receiver.close(), hooks.close()]));
 
   /** The server span of the request with X-Request-Id `requestId`, once exported. */
   const serverSpan = (requestId: string): Promise<ReceivedSpan> =>
@@ -41,7 +48,9 @@ describe('Traces (OpenTelemetry over OTLP/HTTP)', () => {
   it("a request's span has its route, its statements as children without their values, and its trace id in the log", async () => {
     const owner = await createUser(ctx);
     const cls = await createClass(ctx, owner, { name: 'Traced class' });
+    await setPref(ctx, owner, { channel: 'WEBHOOK', address: hooks.url('/traced') });
     const service = await start({
+      WEBHOOK_ALLOW_PRIVATE: 'true',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       // Spans are sent in batches: at once here, instead of every 5 s.
@@ -98,6 +107,27 @@ describe('Traces (OpenTelemetry over OTLP/HTTP)', () => {
     const sweep = receiver.spans.find((span) => span.name === 'job files.sweep');
     expect(sweep).toBeDefined();
     expect(descendants(receiver.spans, sweep!).some((span) => span.name.startsWith('pg.query'))).toBe(true);
+    // A delivery attempt has its span, and the webhook's POST its client span below it.
+    const test = await fetch(`http://127.0.0.1:${service.port}/users/me/notification-prefs/WEBHOOK/test`, {
+      method: 'POST',
+      headers: { Authorization: owner.auth },
+    });
+    expect(test.status).toBe(202);
+    const delivery = await waitFor(
+      'the webhook delivery span',
+      async () => receiver.spans.find((span) => span.name === 'deliver WEBHOOK'),
+      20_000,
+    );
+    const post = await waitFor(
+      'the webhook POST below it',
+      async () =>
+        descendants(receiver.spans, delivery).find(
+          (span) => span.kind === 3 && span.attributes['http.request.method'] === 'POST',
+        ),
+      20_000,
+    );
+    expect(String(post.attributes['url.full'])).toBe(hooks.url('/traced'));
+    expect(hooks.received.map((request) => request.path)).toEqual(['/traced']);
     // Traces only: no metrics or logs are exported over OTLP.
     expect(receiver.otherPaths).toEqual([]);
   });

@@ -60,10 +60,10 @@ async function startServiceProcess(
 
 /**
  * For the enclosing describe: a test app (`ctx`, on whose database the processes run) and `start()` for
- * service processes (`env`: variables of their own), which are killed after the tests if still running. Two starts of the whole service
+ * service processes (`env`: variables of their own; `testAppEnv`: the test app's), which are killed after the tests if still running. Two starts of the whole service
  * through ts-node take a while on a busy machine: the tests get 5 minutes.
  */
-export function useServiceProcesses(): {
+export function useServiceProcesses(testAppEnv: Record<string, string> = {}): {
   ctx: TestApp;
   start: (env?: Record<string, string>) => Promise<ServiceProcess>;
 } {
@@ -73,6 +73,6 @@ export function useServiceProcesses(): {
     for (const child of started)
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
-  const ctx = useTestApp();
+  const ctx = useTestApp(testAppEnv);
   return { ctx, start: (env = {}) => startServiceProcess(ctx, started, env) };
 }
