@@ -2,13 +2,15 @@
 /*
  * Daily digest bench: USERS users (default 10,000) with a digest at the same minute and 20 notifications
  * each waiting for it. Reports how long after that minute the last digest e-mail was handed to SMTP (a local
- * SMTP sink that accepts everything), and the server's resident memory before and during the digests, for
- * each size of SIZES (default "2000,10000"), so memory can be compared across the number of users.
+ * SMTP sink that accepts everything), the CPU time the server and its PostgreSQL backends spent from that
+ * minute to the last e-mail (what a machine of its own would need, whatever else shares this one), and the
+ * server's resident memory before and during the digests, for each size of SIZES (default "2000,10000"), so
+ * memory can be compared across the number of users.
  *
  *   node bench/digest.js
  *
  * Environment: DATABASE_URL (admin connection to a PostgreSQL server; a fresh database per size is created
- * and dropped), SIZES, ITEMS (notifications per user, default 20).
+ * and dropped), SIZES, ITEMS (notifications per user, default 20), HEAP_MB (the server's V8 heap limit).
  */
 'use strict';
 const { SMTPServer } = require('smtp-server');
@@ -20,6 +22,8 @@ const rssMb = (pid) => Math.round((rssOf(pid) ?? 0) / 1048576);
 
 const SIZES = (process.env.SIZES || '2000,10000').split(',').map(Number);
 const ITEMS = Number(process.env.ITEMS || 20);
+/** A V8 heap limit for the server (MB): digests that finish under it need no memory that grows with users. */
+const HEAP_MB = process.env.HEAP_MB ? Number(process.env.HEAP_MB) : null;
 const TARGET_SECONDS = 60;
 
 /** An SMTP server on 127.0.0.1 that accepts every mail and counts them. */
@@ -112,6 +116,7 @@ async function measure(users) {
   const { sink, url, close } = await startSink();
   const server = await startServer({
     databaseUrl: db.url,
+    heapMb: HEAP_MB,
     env: {
       SMTP_URL: process.env.BENCH_SMTP_POOL ? `${url}/?pool=true&maxConnections=10` : url,
       MAIL_FROM: 'bench@bench.test',
@@ -132,12 +137,14 @@ async function measure(users) {
     await sleep(500);
   }
   const before = Math.max(...rss.slice(-10));
+  const took = server.cpu();
   let peak = before;
   const deadline = minuteMs + 3 * TARGET_SECONDS * 1000;
   while (sink.count < users && Date.now() < deadline) {
     peak = Math.max(peak, rssMb(server.pid));
     await sleep(250);
   }
+  const cpu = took();
   const lastSeconds = sink.count ? (sink.lastAt - minuteMs) / 1000 : null;
   const firstSeconds = sink.count ? (sink.firstAt - minuteMs) / 1000 : null;
   const [{ digests, sent }] = await withClient(
@@ -163,6 +170,8 @@ async function measure(users) {
     lastSeconds,
     rssBeforeMb: before,
     rssPeakMb: peak,
+    nodeCpuSeconds: cpu.node / 1000,
+    pgCpuSeconds: cpu.pg / 1000,
     listsAll,
   };
 }
@@ -176,14 +185,14 @@ runMain(async () => {
     results.push(result);
   }
   console.log(
-    '\n| users | digest e-mails handed to SMTP | last one after the minute | RSS before | RSS peak | met (all within 60 s) |',
+    '\n| users | digest e-mails handed to SMTP | last one after the minute | CPU node + PG | RSS before | RSS peak | met (all within 60 s) |',
   );
-  console.log('| ---: | ---: | ---: | ---: | ---: | --- |');
+  console.log('| ---: | ---: | ---: | ---: | ---: | ---: | --- |');
   for (const r of results) {
     const met =
       r.mails === r.users && r.lastSeconds !== null && r.lastSeconds <= TARGET_SECONDS && r.listsAll;
     console.log(
-      `| ${r.users} | ${r.mails} | ${r.lastSeconds?.toFixed(1)} s | ${r.rssBeforeMb} MB | ${r.rssPeakMb} MB | ${met ? 'yes' : 'no'} |`,
+      `| ${r.users} | ${r.mails} | ${r.lastSeconds?.toFixed(1)} s | ${r.nodeCpuSeconds.toFixed(1)} + ${r.pgCpuSeconds.toFixed(1)} s | ${r.rssBeforeMb} MB | ${r.rssPeakMb} MB | ${met ? 'yes' : 'no'} |`,
     );
   }
 });

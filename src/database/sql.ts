@@ -80,6 +80,15 @@ export async function one<Row>(db: Db, statement: Statement, params: unknown[] =
 }
 
 /**
+ * A statement with its own answer deadline, in place of the client's: pg's per-query `query_timeout` (pg 8.13,
+ * "specify query timeout on per-query basis"), which @types/pg declares for the client config only.
+ * test/platform/driver-errors.e2e-spec.ts holds the driver to it in both directions.
+ */
+export interface StatementWithDeadline extends QueryConfig {
+  query_timeout: number;
+}
+
+/**
  * The rows of a set-based statement over a whole class (a notification fan-out), which may take longer than
  * the pool's interactive limit: PostgreSQL's `statement_timeout` and the client's wait for the answer are
  * `limitMs` for this statement alone. It runs in `db`'s transaction (whose limit is restored afterwards), or
@@ -103,8 +112,11 @@ export async function bulkRows<Row>(
       await client.query<{ previous: string }>(`SELECT current_setting('statement_timeout') AS previous`)
     ).rows;
     await limit(`${limitMs}ms`);
-    // pg reads a query's own `query_timeout` before the client's; its typings list it for the client only.
-    const statement = { text, values: params, query_timeout: limitMs + ANSWER_GRACE_MS } as QueryConfig;
+    const statement: StatementWithDeadline = {
+      text,
+      values: params,
+      query_timeout: limitMs + ANSWER_GRACE_MS,
+    };
     const result = await client.query<Row & QueryResultRow>(statement).catch((error: Error) => {
       throw new QueryFailedError(text, params, error);
     });

@@ -8,6 +8,7 @@ import { failureCause } from '../../src/common/errors/failure-cause';
 import { loadConfig } from '../../src/config/config';
 import { ConnectionFailure, DatabasePool } from '../../src/database/connection-failures';
 import { FailFastClient } from '../../src/database/fail-fast-client';
+import { StatementWithDeadline } from '../../src/database/sql';
 import { buildDataSourceOptions } from '../../src/database/typeorm-options';
 import { startTcpRelay, TcpRelay } from '../fakes/tcp-relay';
 import { freePort } from '../utils/free-port';
@@ -114,6 +115,20 @@ describe('connection failures of the real driver', () => {
       '08006',
       /^(Client was closed and is not queryable|Connection terminated)$/,
     );
+  });
+
+  it("a statement's own query_timeout replaces its client's, shorter or longer (bulkRows relies on it)", async () => {
+    const patient = client({ query_timeout: 10_000 });
+    await patient.connect();
+    const slow: StatementWithDeadline = { text: 'SELECT pg_sleep(0.6)', query_timeout: 5_000 };
+    const hasty = client({ query_timeout: SHORT_MS });
+    await hasty.connect();
+    expect((await hasty.query(slow)).rowCount).toBe(1);
+    relay.blackhole();
+    const started = Date.now();
+    const short: StatementWithDeadline = { text: 'SELECT 1', query_timeout: SHORT_MS };
+    expectConnectionFailure(await failureOf(() => patient.query(short)), '08006', /^Query read timeout$/);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('a connection reset mid-statement is 08006, and so is the next query of its client', async () => {

@@ -1,18 +1,6 @@
+import type { RubricCriterionJson } from '../../src/tasks/task-rubrics.repository';
 import { TestApp } from './test-app';
 import { TestUser } from './users';
-
-export interface RubricLevelJson {
-  id: string;
-  title: string;
-  points: number;
-}
-
-export interface RubricCriterionJson {
-  id: string;
-  title: string;
-  description: string | null;
-  levels: RubricLevelJson[];
-}
 
 /** Rubric as the API answers it. */
 export interface RubricJson {

@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { KeysetPlace, keysetAfterSql, keysetPositionSql } from '../../common/pagination/keyset';
 import { isoSql } from '../../common/utils/time';
-import { affected, Db, one, rows } from '../../database/sql';
+import { affected, Db, one, Prepared, rows } from '../../database/sql';
 import {
   DeliveryStatus,
   DeliveryType,
@@ -165,6 +166,25 @@ const claimSql = (types: NotificationTypeDefinition<never>[]): string => `
          ) END AS digest_items
     FROM claimed c`;
 
+/**
+ * The claim as a prepared statement: PostgreSQL takes longer to plan it than to run it, and a worker runs it
+ * for every few sends. Its text depends on the registered types, so its name does too.
+ */
+function preparedClaim(types: NotificationTypeDefinition<never>[]): Prepared {
+  const text = claimSql(types);
+  return new Prepared(
+    `deliveries.claim.${createHash('sha256').update(text).digest('hex').slice(0, 16)}`,
+    text,
+  );
+}
+
+const SUCCEED = new Prepared(
+  'deliveries.succeed',
+  `UPDATE notification_deliveries
+      SET status = 'SENT', sent_at = now(), locked_until = NULL, updated_at = now()
+    WHERE id = $1 AND attempts = $2 AND status = 'PENDING'`,
+);
+
 /** A delivery of the log; timestamps are already the JSON strings (`isoSql`). */
 export interface DeliveryLogRow {
   id: string;
@@ -213,7 +233,7 @@ export interface DeliveryFailure {
 @Injectable()
 export class DeliveriesRepository {
   /** Built when the repository is made: by then every module has registered its notification types. */
-  private readonly claimSql = claimSql(notificationTypes());
+  private readonly claimStatement = preparedClaim(notificationTypes());
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
@@ -300,7 +320,7 @@ export class DeliveriesRepository {
 
   /** Claims up to `limit` deliveries of `channel` due at `now` (see claimSql). */
   claim(channel: NotificationChannelName, limit: number, now: Date): Promise<ClaimedRow[]> {
-    return rows<ClaimedRow>(this.dataSource, this.claimSql, [channel, limit, now]);
+    return rows<ClaimedRow>(this.dataSource, this.claimStatement, [channel, limit, now]);
   }
 
   /**
@@ -322,13 +342,7 @@ export class DeliveriesRepository {
 
   /** Records success; ignored when this claim was lost (its lease ran out and another worker took over). */
   async succeed(id: string, attempt: number): Promise<void> {
-    await rows(
-      this.dataSource,
-      `UPDATE notification_deliveries
-          SET status = 'SENT', sent_at = now(), locked_until = NULL, updated_at = now()
-        WHERE id = $1 AND attempts = $2 AND status = 'PENDING'`,
-      [id, attempt],
-    );
+    await rows(this.dataSource, SUCCEED, [id, attempt]);
   }
 
   /**

@@ -1,6 +1,7 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, PickType } from '@nestjs/swagger';
 import { IsOptional, Matches } from 'class-validator';
 import { PageSize } from '../../common/validation/page-size';
+import { SubmissionListEntryResponse } from './submission.response';
 
 export const GRADEBOOK_PAGE_MAX = 200;
 export const GRADEBOOK_PAGE_DEFAULT = 50;
@@ -69,19 +70,13 @@ export class GradebookCellResponse {
   version: number | null;
 }
 
-export class GradebookRowResponse {
-  @ApiProperty({ format: 'uuid' })
-  userId: string;
-
-  @ApiProperty({ type: String, nullable: true })
-  nickname: string | null;
-
-  @ApiProperty({ description: 'SHA-256 hex of the trimmed, lower-cased e-mail' })
-  avatarHash: string;
-
-  @ApiProperty({ type: String, nullable: true })
-  studentId: string | null;
-
+/** A student of the gradebook: as the submission list shows them, with a cell per task. */
+export class GradebookRowResponse extends PickType(SubmissionListEntryResponse, [
+  'userId',
+  'nickname',
+  'avatarHash',
+  'studentId',
+] as const) {
   @ApiProperty({ type: [GradebookCellResponse], description: 'One per task, in the order of `tasks`' })
   cells: GradebookCellResponse[];
 
