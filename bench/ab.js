@@ -10,6 +10,10 @@
  * then on the other, the order swapped every round. A drift of the machine (other work, CPU frequency) then
  * falls on both alike, which back-to-back runs of `npm run bench` cannot promise on a shared machine.
  *
+ * `BENCH_AB_ENV_THIS` and `BENCH_AB_ENV_OTHER` (`NAME=value,NAME=value`) add variables to one server each: with
+ * `.` as the other checkout, the same code with a setting on and off, e.g. `BENCH_AB_ENV_OTHER=METRICS_PORT=0`
+ * (metrics on in "other").
+ *
  * Prints, per scenario, the medians of the server's CPU time per request (node and PostgreSQL) and of req/s for
  * each checkout, and the median of the per-round ratios (other / this), with their range.
  */
@@ -35,8 +39,17 @@ const SECONDS = Number(secondsArg ?? 5);
 const CONNECTIONS = 32;
 const log = (message) => console.error(`[ab] ${message}`);
 
+/** `NAME=value,NAME=value` as an object of variables. */
+const envOf = (list) =>
+  Object.fromEntries(
+    (list ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+
 /** A seeded database and a server started from the checkout at `root` (its own bench/lib/server.js). */
-async function startCheckout(root, label) {
+async function startCheckout(root, label, env) {
   // The other checkout's copy of server.js starts `node dist/main.js` of that checkout; what it starts is
   // registered with that copy's cleanup.js, which this process's clean-up runs too.
   const { startServer } = require(join(root, 'bench', 'lib', 'server.js'));
@@ -45,7 +58,7 @@ async function startCheckout(root, label) {
   const db = await createDatabase();
   // The server migrates its database at start; the seed fills the migrated tables.
   // This process signs the requests' tokens: both servers take its secret.
-  const server = await startServer({ databaseUrl: db.url, env: { JWT_SECRET } });
+  const server = await startServer({ databaseUrl: db.url, env: { JWT_SECRET, ...env } });
   const data = await withClient(db.url, async (client) => {
     const seeded = await seedMain(client);
     await client.query('VACUUM ANALYZE');
@@ -71,7 +84,7 @@ async function startCheckout(root, label) {
   scenarios.push(replay);
   for (const scenario of scenarios)
     await load(server.port, scenario.variants, { connections: 8, duration: 1 });
-  log(`${label}: ${root} on port ${server.port}`);
+  log(`${label}: ${root} on port ${server.port} ${JSON.stringify(env)}`);
   return { label, server, scenarios, db };
 }
 
@@ -92,8 +105,8 @@ const range = (values) => `${Math.min(...values).toFixed(2)}–${Math.max(...val
 
 async function main() {
   buildIfNeeded();
-  const here = await startCheckout(ROOT, 'this');
-  const other = await startCheckout(resolve(otherArg), 'other');
+  const here = await startCheckout(ROOT, 'this', envOf(process.env.BENCH_AB_ENV_THIS));
+  const other = await startCheckout(resolve(otherArg), 'other', envOf(process.env.BENCH_AB_ENV_OTHER));
   const keys = here.scenarios.map((s) => s.key);
   const runs = Object.fromEntries(keys.map((key) => [key, { this: [], other: [] }]));
   for (let round = 1; round <= ROUNDS; round += 1) {

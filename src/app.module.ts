@@ -12,6 +12,8 @@ import { ClassesModule } from './classes/classes.module';
 import { CommentsModule } from './comments/comments.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { DatabaseOutageModule } from './common/errors/database-outage';
+import { Metrics } from './common/metrics/metrics';
+import { MetricsModule } from './common/metrics/metrics.module';
 import { AppConfig } from './config/config';
 import { Clock, SYSTEM_CLOCK } from './config/clock';
 import { AppConfigModule } from './config/config.module';
@@ -49,8 +51,15 @@ export class AppModule {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config, clock),
-        // Migrations ran before, under their lock and on a session connection (`runMigrationsLocked`).
-        TypeOrmModule.forRoot(buildDataSourceOptions(config, databaseUrl)),
+        MetricsModule,
+        // Migrations ran before, under their lock and on a session connection (`runMigrationsLocked`). The
+        // pool reports to the metrics.
+        TypeOrmModule.forRootAsync({
+          imports: [MetricsModule],
+          inject: [Metrics],
+          useFactory: (metrics: Metrics) =>
+            buildDataSourceOptions(config, databaseUrl, { observer: metrics.poolObserver('app') }),
+        }),
         // For the exception filter, which answers 503 while the database is out.
         DatabaseOutageModule,
         ScheduleModule.forRoot(),

@@ -19,6 +19,8 @@ import { requireReadableBodyType } from './common/http/body-type';
 import { rejectDeepJson } from './common/http/json-depth';
 import { AnswerAdapter } from './common/http/answer-adapter';
 import { loggerOptions, logRequests } from './common/http/logger';
+import { recordRequests } from './common/metrics/http-metrics';
+import { Metrics } from './common/metrics/metrics';
 import { answerClientErrors, applyServerTimeouts } from './common/http/slow-clients';
 import { AppConfig } from './config/config';
 import type { Clock } from './config/clock';
@@ -69,7 +71,9 @@ export async function createApp(
   app.set('x-powered-by', false);
   app.set('trust proxy', config.trustProxy);
   const requestLogger = rootLogger(config);
-  app.use(logRequests(requestLogger));
+  app.use(logRequests(requestLogger, { traced: config.tracing.endpoint !== null }));
+  const metrics = app.get(Metrics);
+  if (metrics.enabled) app.use(recordRequests(metrics));
   answerClientErrors(app.getHttpServer(), requestLogger);
   applyServerTimeouts(app.getHttpServer(), config.http);
   // Before the body is read: an answer refused while reading or parsing it (malformed JSON, over the limit,

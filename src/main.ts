@@ -1,3 +1,5 @@
+// First: tracing, when on, must hook the modules below before they load.
+import { stopTracing } from './tracing';
 import { Logger, LoggerService } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { createApp, createLogger } from './bootstrap';
@@ -61,6 +63,7 @@ function stopOnSignals(app: NestExpressApplication, database: ResolvedDatabase, 
     try {
       await app.close();
       await database.stop();
+      await stopTracing();
     } catch (error) {
       log.error({ err: error }, 'Shutdown failed');
       process.exit(1);

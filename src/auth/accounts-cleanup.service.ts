@@ -18,14 +18,10 @@ export class AccountsCleanupService {
 
   @Cron(CronExpression.EVERY_HOUR)
   async purgeExpired(): Promise<void> {
-    await this.jobs.run(() => this.deleteExpired());
-  }
-
-  private async deleteExpired(): Promise<void> {
-    try {
-      await this.tokens.deleteExpired();
-    } catch (error) {
-      this.logger.error({ err: error }, 'Clean-up of expired account rows failed');
-    }
+    await this.jobs
+      .run('accounts.cleanup', () => this.tokens.deleteExpired())
+      .catch((error: unknown) =>
+        this.logger.error({ err: error }, 'Clean-up of expired account rows failed'),
+      );
   }
 }

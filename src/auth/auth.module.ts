@@ -1,4 +1,5 @@
 import { RunningJobs } from '../common/jobs/running-jobs';
+import { MetricsModule } from '../common/metrics/metrics.module';
 import { Module } from '@nestjs/common';
 import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
@@ -32,6 +33,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 @Module({
   imports: [
     IdempotencyModule,
+    MetricsModule,
     TransactionsModule,
     PassportModule,
     JwtModule.registerAsync({

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { INestApplicationContext } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { normalizeEmail } from '../common/validation/email';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
@@ -17,6 +18,8 @@ export const USAGE = `Usage: npm run cli -- <command>
   settings:get [key]            show one setting, or all
   users:deactivate <email>      deactivate an account (its login tokens stop working at once)
   users:activate <email>        activate an account again
+  database:migrate              apply the pending migrations (under their lock, as every command does) and
+                                show the latest applied: the step before a new version serves
   files:migrate                 copy the files of DATA_DIR/files into the S3 bucket (FILE_STORAGE=s3);
                                 skips those already there, so a stopped run resumes when started again
   database:remove-embedded --yes
@@ -83,6 +86,9 @@ export function parseCommand(argv: string[]): Command | OfflineCommand {
       args(rest, 0, 'no arguments');
       return (context) =>
         migrateLocalFiles(context.get<AppConfig>(APP_CONFIG), (line) => process.stderr.write(`${line}\n`));
+    case 'database:migrate':
+      args(rest, 0, 'no arguments');
+      return latestMigration;
     case 'database:remove-embedded':
       // It deletes every record: the flag says the operator meant it.
       if (args(rest, 1, '--yes')[0] !== '--yes') throw new UsageError('Expected --yes');
@@ -90,6 +96,14 @@ export function parseCommand(argv: string[]): Command | OfflineCommand {
     default:
       throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
   }
+}
+
+/** The migrations ran as the CLI started (`main.ts`); this names the latest applied. */
+async function latestMigration(context: INestApplicationContext): Promise<{ latest: string | null }> {
+  const [latest] = await context
+    .get(DataSource)
+    .query<{ name: string }[]>('SELECT name FROM migrations ORDER BY timestamp DESC LIMIT 1');
+  return { latest: latest?.name ?? null };
 }
 
 async function removeEmbeddedDatabase(config: AppConfig): Promise<{ removed: string[] }> {

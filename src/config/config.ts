@@ -8,6 +8,7 @@ import { FilesConfig, filesConfig } from './files.config';
 import { HttpConfig, httpConfig } from './http.config';
 import { MailConfig, mailConfig } from './mail.config';
 import { NotificationsConfig, notificationsConfig } from './notifications.config';
+import { ObservabilityConfig, observabilityConfig } from './observability.config';
 import { SubmissionsConfig, submissionsConfig } from './submissions.config';
 
 export { ConfigError } from './env';
@@ -29,7 +30,8 @@ export interface AppConfig
     NotificationsConfig,
     FilesConfig,
     ExportsConfig,
-    SubmissionsConfig {}
+    SubmissionsConfig,
+    ObservabilityConfig {}
 
 /** The configuration before the start step `prepareDataDir`: a null JWT secret is the development one. */
 export type LoadedConfig = Omit<AppConfig, 'jwt'> & Pick<LoadedAuthConfig, 'jwt'>;
@@ -51,5 +53,6 @@ export function loadConfig(env: Env = process.env): LoadedConfig {
     ...filesConfig(env),
     ...exportsConfig(env),
     ...submissionsConfig(env),
+    ...observabilityConfig(env),
   };
 }

@@ -1,4 +1,4 @@
-import { DatabaseError, Pool, PoolClient } from 'pg';
+import { DatabaseError, Pool, PoolClient, PoolConfig } from 'pg';
 
 /**
  * SQLSTATEs of the connection exceptions a client raises itself (class 08, as JDBC drivers do): a connection
@@ -69,8 +69,31 @@ function poolFailure(error: unknown): unknown {
 
 type PoolCallback = (error: Error | undefined, ...rest: unknown[]) => void;
 
-/** pg's pool whose failures to hand out a connection are ConnectionFailures (the pools of TypeORM and exports). */
+/** What a pool tells the metrics (`Metrics.poolObserver`): itself, to be read per scrape, and its timeouts. */
+export interface PoolObserver {
+  opened(pool: Pool): void;
+  connectFailed(): void;
+  statementTimedOut(): void;
+}
+
+/** A pool's settings with its observer; pg-pool passes them on to each client it makes (`FailFastClient`). */
+export interface ObservedPoolConfig extends PoolConfig {
+  observer?: PoolObserver;
+}
+
+/**
+ * pg's pool whose failures to hand out a connection are ConnectionFailures (the pools of TypeORM and exports),
+ * each counted by its observer.
+ */
 export class DatabasePool extends Pool {
+  private readonly observer: PoolObserver | undefined;
+
+  constructor(config: ObservedPoolConfig = {}) {
+    super(config);
+    this.observer = config.observer;
+    this.observer?.opened(this);
+  }
+
   override connect(): Promise<PoolClient>;
   override connect(
     callback: (
@@ -86,11 +109,17 @@ export class DatabasePool extends Pool {
     const [callback] = args as unknown[];
     if (typeof callback === 'function') {
       return (super.connect as (callback: PoolCallback) => void)((error, ...rest) =>
-        (callback as PoolCallback)(error && (poolFailure(error) as Error), ...rest),
+        (callback as PoolCallback)(error && (this.failure(error) as Error), ...rest),
       );
     }
     return super.connect().catch((error: unknown) => {
-      throw poolFailure(error);
+      throw this.failure(error);
     });
+  }
+
+  private failure(error: unknown): unknown {
+    const failure = poolFailure(error);
+    if (failure instanceof ConnectionFailure) this.observer?.connectFailed();
+    return failure;
   }
 }

@@ -1,10 +1,12 @@
 import { channel } from 'node:diagnostics_channel';
-import { Client } from 'pg';
-import { connectFailure, statementFailure } from './connection-failures';
+import { Client, ClientConfig } from 'pg';
+import { connectFailure, PoolObserver, statementFailure } from './connection-failures';
 import { checkKeyedWrite } from './keyed-writes';
 
 /** pg's error for a query whose answer did not come within `query_timeout`. */
 const READ_TIMEOUT = 'Query read timeout';
+/** The SQLSTATE of a statement the server cancelled: the service cancels none itself, statement_timeout does. */
+const QUERY_CANCELED = '57014';
 
 /**
  * The diagnostics channel (Node's `node:diagnostics_channel`) on which every statement of the app's
@@ -31,6 +33,14 @@ type Callback = (error: Error | null, result?: unknown) => void;
  * key's transaction is refused before it is sent.
  */
 export class FailFastClient extends Client {
+  private readonly observer: PoolObserver | undefined;
+
+  /** `observer`: the pool's (`ObservedPoolConfig`), which pg-pool passes on with the rest of its settings. */
+  constructor(config?: ClientConfig & { observer?: PoolObserver }) {
+    super(config);
+    this.observer = config?.observer;
+  }
+
   // One implementation for all of pg's `query` overloads: like pg, it tells them apart by the arguments.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override query(...args: any[]): any {
@@ -69,7 +79,10 @@ export class FailFastClient extends Client {
   }
 
   private dropWhenLate(error: unknown): void {
-    if ((error as Error | null)?.message === READ_TIMEOUT) this.end().catch(() => undefined);
+    const late = (error as Error | null)?.message === READ_TIMEOUT;
+    if (late || (error as { code?: unknown } | null)?.code === QUERY_CANCELED)
+      this.observer?.statementTimedOut();
+    if (late) this.end().catch(() => undefined);
   }
 }
 

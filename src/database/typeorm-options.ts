@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import pg, { type ClientConfig, type PoolConfig } from 'pg';
-import { DatabasePool } from './connection-failures';
+import { DatabasePool, PoolObserver } from './connection-failures';
 import { DataSource, DataSourceOptions, MigrationInterface } from 'typeorm';
 import { AppConfig } from '../config/config';
 import { FailFastClient, TransactionPoolerClient } from './fail-fast-client';
@@ -95,7 +95,13 @@ export function buildDataSourceOptions(
   {
     forMigrations = false,
     extraMigrations = [],
-  }: { forMigrations?: boolean; extraMigrations?: readonly MigrationClass[] } = {},
+    observer,
+  }: {
+    forMigrations?: boolean;
+    extraMigrations?: readonly MigrationClass[];
+    /** The app pool's metrics (`Metrics.poolObserver`). */
+    observer?: PoolObserver;
+  } = {},
 ): DataSourceOptions {
   const pooled = !forMigrations && isPooled(config);
   return {
@@ -109,7 +115,7 @@ export function buildDataSourceOptions(
     namingStrategy: new SnakeNamingStrategy(),
     // pg with the pool whose failures to connect say they come from the database (`connection-failures.ts`).
     driver: { ...pg, Pool: DatabasePool },
-    extra: poolSettings(config, { statementLimits: !forMigrations, pooled }),
+    extra: { ...poolSettings(config, { statementLimits: !forMigrations, pooled }), observer },
     subscribers: pooled ? [transactionLimits(config.database)] : [],
   };
 }

@@ -69,9 +69,9 @@ export class FileSweeper implements OnApplicationBootstrap {
 
   @Cron(CronExpression.EVERY_HOUR, { name: 'files.sweep' })
   async sweepLogged(): Promise<void> {
-    await this.jobs.run(() =>
-      this.sweep().catch((error: unknown) => this.logger.error({ err: error }, 'File sweep failed')),
-    );
+    await this.jobs
+      .run('files.sweep', () => this.sweep())
+      .catch((error: unknown) => this.logger.error({ err: error }, 'File sweep failed'));
   }
 
   /** One pass; null when another instance holds the sweep lock. */

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { MetricsModule } from '../common/metrics/metrics.module';
 import { MulterModule } from '@nestjs/platform-express';
 import { join } from 'node:path';
 import { AccessModule } from '../access/access.module';
@@ -14,6 +15,7 @@ import { FileUrlSigner } from './file-url-signer';
 import { FilesService } from './files.service';
 import { LocalFileStorage } from './local-file-storage';
 import { fileStorageEngine } from './multer-storage.engine';
+import { Metrics } from '../common/metrics/metrics';
 import { S3FileStorage } from './s3-file-storage';
 import { StorageQuota } from './storage-quota';
 
@@ -39,14 +41,15 @@ export class FileStorageModule {}
  */
 @Module({
   imports: [
+    MetricsModule,
     TransactionsModule,
     AccessModule,
     FileStorageModule,
     MulterModule.registerAsync({
-      imports: [FileStorageModule],
-      inject: [APP_CONFIG, FileStorage],
-      useFactory: (config: AppConfig, storage: FileStorage) => ({
-        storage: fileStorageEngine(storage, config.uploads.maxBytes),
+      imports: [FileStorageModule, MetricsModule],
+      inject: [APP_CONFIG, FileStorage, Metrics],
+      useFactory: (config: AppConfig, storage: FileStorage, metrics: Metrics) => ({
+        storage: fileStorageEngine(storage, config.uploads.maxBytes, metrics),
         // `file` is the only part an upload takes: any text field is an unknown body field, 400.
         limits: { fileSize: config.uploads.maxBytes, files: 1, fields: 0 },
         defParamCharset: 'utf8',

@@ -3,6 +3,7 @@ import { pipeline, Transform } from 'node:stream';
 import type { Request } from 'express';
 import type { StorageEngine } from 'multer';
 import { IDEMPOTENCY_KEY_HEADER } from '../common/http/idempotency-key';
+import type { Metrics } from '../common/metrics/metrics';
 import { FileStorage } from './file-storage';
 
 /** The multer file as handlers see it: `key` names the stored object. */
@@ -15,8 +16,15 @@ export interface UploadedFileInfo extends Express.Multer.File {
   sha256: string | null;
 }
 
-/** Streams multipart file parts straight into FileStorage; nothing is buffered in memory or in a temp dir. */
-export function fileStorageEngine(storage: FileStorage, maxBytes: number): StorageEngine {
+/**
+ * Streams multipart file parts straight into FileStorage; nothing is buffered in memory or in a temp dir.
+ * Each file stored counts in `uploads_total` and `upload_bytes_total`.
+ */
+export function fileStorageEngine(
+  storage: FileStorage,
+  maxBytes: number,
+  metrics: Pick<Metrics, 'uploads' | 'uploadBytes'>,
+): StorageEngine {
   return {
     _handleFile(req: Request, file: Express.Multer.File, callback) {
       const hash = req.headers[IDEMPOTENCY_KEY_HEADER] === undefined ? null : createHash('sha256');
@@ -33,12 +41,15 @@ export function fileStorageEngine(storage: FileStorage, maxBytes: number): Stora
           maxBytes,
         )
         .then(
-          (stored) =>
+          (stored) => {
+            metrics.uploads.inc();
+            metrics.uploadBytes.inc(stored.sizeBytes);
             callback(null, {
               key: stored.key,
               size: stored.sizeBytes,
               sha256: hash?.digest('hex') ?? null,
-            } as Partial<UploadedFileInfo>),
+            } as Partial<UploadedFileInfo>);
+          },
           (error: unknown) => callback(error as Error),
         );
     },

@@ -24,20 +24,20 @@ export class IdempotencyCleanupService {
 
   @Cron(CronExpression.EVERY_HOUR)
   async purgeExpired(): Promise<void> {
-    await this.jobs.run(() => this.deleteExpired());
+    await this.jobs
+      .run('idempotency.cleanup', () => this.deleteExpired())
+      .catch((error: unknown) =>
+        this.logger.error({ err: error }, 'Clean-up of expired idempotency keys failed'),
+      );
   }
 
   /** The number of keys deleted. */
   async deleteExpired(): Promise<number> {
     let deleted = 0;
-    try {
-      for (let batch = 0; batch < CLEANUP_BATCHES_MAX; batch += 1) {
-        const count = await this.keys.deleteExpired(IDEMPOTENCY_RETENTION_SECONDS, CLEANUP_BATCH);
-        deleted += count;
-        if (count < CLEANUP_BATCH) break;
-      }
-    } catch (error) {
-      this.logger.error({ err: error }, 'Clean-up of expired idempotency keys failed');
+    for (let batch = 0; batch < CLEANUP_BATCHES_MAX; batch += 1) {
+      const count = await this.keys.deleteExpired(IDEMPOTENCY_RETENTION_SECONDS, CLEANUP_BATCH);
+      deleted += count;
+      if (count < CLEANUP_BATCH) break;
     }
     return deleted;
   }

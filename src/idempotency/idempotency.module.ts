@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { RunningJobs } from '../common/jobs/running-jobs';
+import { MetricsModule } from '../common/metrics/metrics.module';
 import { IdempotencyCleanupService } from './idempotency-cleanup.service';
 import { IdempotencyKeysRepository } from './idempotency-keys.repository';
 
@@ -9,6 +10,7 @@ import { IdempotencyKeysRepository } from './idempotency-keys.repository';
  * clean-up of old keys.
  */
 @Module({
+  imports: [MetricsModule],
   providers: [IdempotencyKeysRepository, IdempotencyCleanupService, RunningJobs],
   exports: [IdempotencyKeysRepository],
 })

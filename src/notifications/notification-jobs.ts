@@ -4,6 +4,7 @@ import { CronJob } from 'cron';
 import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { DatabaseOutage } from '../common/errors/database-outage';
+import { Metrics } from '../common/metrics/metrics';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { NotificationDispatcher } from './delivery/notification-dispatcher';
 import { NotificationProducer } from './production/notification-producer';
@@ -33,6 +34,7 @@ export class NotificationJobs implements OnApplicationBootstrap, OnModuleDestroy
     private readonly schedules: NotificationScheduleService,
     private readonly worker: DeliveryWorker,
     private readonly outage: DatabaseOutage,
+    private readonly metrics: Metrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -73,7 +75,8 @@ export class NotificationJobs implements OnApplicationBootstrap, OnModuleDestroy
 
   private run(name: string, job: () => Promise<void>): void {
     if (this.stopping || this.running.has(name)) return;
-    const run = job()
+    const run = this.metrics
+      .timeJob(name, job)
       .catch((error: unknown) => {
         // While the database is out the next tick tries again; the outage itself is logged once.
         if (!this.outage.report(error)) {

@@ -1,4 +1,5 @@
 import { RunningJobs } from '../common/jobs/running-jobs';
+import { MetricsModule } from '../common/metrics/metrics.module';
 import { Module } from '@nestjs/common';
 import { DatabaseOutageModule } from '../common/errors/database-outage';
 import { MailModule } from '../mail/mail.module';
@@ -10,6 +11,7 @@ import { DeliveriesController } from './deliveries.controller';
 import { DeliveryLogService } from './delivery-log.service';
 import { DeliveriesRepository } from './delivery/deliveries.repository';
 import { DeliveryOutbox } from './delivery/delivery-outbox';
+import { OutboxMetrics } from './delivery/outbox-metrics';
 import { DeliveryRetention } from './delivery/delivery-retention';
 import { DeliveryWorker } from './delivery/delivery-worker';
 import { NotificationDispatcher } from './delivery/notification-dispatcher';
@@ -37,7 +39,14 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
  */
 @Module({
   // The outage: the jobs and the delivery worker report database failures there.
-  imports: [IdempotencyModule, MailModule, DatabaseOutageModule, PgListenerModule, TransactionsModule],
+  imports: [
+    IdempotencyModule,
+    MailModule,
+    DatabaseOutageModule,
+    MetricsModule,
+    PgListenerModule,
+    TransactionsModule,
+  ],
   controllers: [
     NotificationsController,
     NotificationPrefsController,
@@ -59,6 +68,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
     Notifier,
     NotificationDispatcher,
     DeliveryOutbox,
+    OutboxMetrics,
     DeliveryWorker,
     DeliveryRetention,
     RunningJobs,

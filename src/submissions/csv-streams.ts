@@ -6,6 +6,7 @@ import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
 import { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { ErrorCode } from '../common/errors/app-error';
+import { Metrics } from '../common/metrics/metrics';
 import { type AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { DatabasePool } from '../database/connection-failures';
@@ -85,6 +86,7 @@ export class CsvStreams implements OnApplicationShutdown {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @InjectConfig() private readonly config: AppConfig,
+    private readonly metrics: Metrics,
   ) {}
 
   async stream<Row>(
@@ -154,6 +156,7 @@ export class CsvStreams implements OnApplicationShutdown {
         ...poolSettings(this.config, { statementLimits: false, pooled: isPooled(this.config) }),
         connectionString: dataSourceUrl(this.dataSource),
         max: this.config.exports.concurrency,
+        observer: this.metrics.poolObserver('export'),
       });
       // An idle connection that fails (database restart) is dropped by the pool; unheard, it would crash us.
       this.pool.on('error', (error) => this.logger.warn({ err: error }, 'Export pool connection failed'));

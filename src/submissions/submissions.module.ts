@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { MetricsModule } from '../common/metrics/metrics.module';
 import { AccessModule } from '../access/access.module';
 import { FilesModule } from '../files/files.module';
 import { NotificationsModule } from '../notifications/notifications.module';
@@ -20,7 +21,14 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
  * releases its grades).
  */
 @Module({
-  imports: [IdempotencyModule, AccessModule, FilesModule, NotificationsModule, TransactionsModule],
+  imports: [
+    IdempotencyModule,
+    AccessModule,
+    FilesModule,
+    MetricsModule,
+    NotificationsModule,
+    TransactionsModule,
+  ],
   controllers: [SubmissionsController, SubmissionByIdController, GradesController, GradebookController],
   providers: [
     SubmissionsService,

@@ -95,7 +95,7 @@ export class TaskDraftsService {
   /** Expired rows are never read (see cachedMarkdown); this only reclaims their space. */
   @Cron('0 17 * * * *', { name: 'task-markdown-cache-purge' })
   async purgeExpiredMarkdown(): Promise<number> {
-    return (await this.jobs.run(() => this.deleteExpiredMarkdown())) ?? 0;
+    return (await this.jobs.run('tasks.markdown-cache-purge', () => this.deleteExpiredMarkdown())) ?? 0;
   }
 
   private async deleteExpiredMarkdown(): Promise<number> {

@@ -1,4 +1,5 @@
 import { RunningJobs } from '../common/jobs/running-jobs';
+import { MetricsModule } from '../common/metrics/metrics.module';
 import { Module } from '@nestjs/common';
 import { AccessModule } from '../access/access.module';
 import { AiModule } from '../ai/ai.module';
@@ -26,6 +27,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
   // SubmissionsModule: a task switched to IMMEDIATE grade release releases its grades (GradeReleases).
   imports: [
     IdempotencyModule,
+    MetricsModule,
     TransactionsModule,
     AccessModule,
     AiModule,

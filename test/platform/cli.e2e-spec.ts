@@ -10,6 +10,8 @@ import {
   userShape,
   UUID_PATTERN,
 } from '../utils/accounts';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseSettingValue, runCommand, UsageError } from '../../src/cli/commands';
 import { CliResult, runCli } from '../utils/cli';
 
@@ -118,6 +120,16 @@ describe('operator CLI', () => {
 
   describe('commands in process (edge cases)', () => {
     const run = (...argv: string[]) => runCommand(ctx.app, argv);
+
+    it('database:migrate names the latest migration, that of the last file of migrations/', async () => {
+      const files = readdirSync(join(__dirname, '..', '..', 'migrations')).filter((name) =>
+        name.endsWith('.ts'),
+      );
+      const timestamp = files.sort().at(-1)!.split('-')[0];
+      expect(await run('database:migrate')).toEqual({
+        latest: expect.stringMatching(new RegExp(`${timestamp}$`)),
+      });
+    });
 
     it.each([
       [[], /No command given/],

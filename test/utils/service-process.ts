@@ -21,7 +21,11 @@ export interface ServiceProcess {
  * The service as a process of its own (ts-node, as the CLI tests run the CLI) on the database, DATA_DIR and
  * JWT secret of `ctx`, once `/health` answers 200; a test kills it where it stages a crash.
  */
-async function startServiceProcess(ctx: TestApp, started: ChildProcess[]): Promise<ServiceProcess> {
+async function startServiceProcess(
+  ctx: TestApp,
+  started: ChildProcess[],
+  env: Record<string, string>,
+): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
     cwd: ROOT,
@@ -33,6 +37,7 @@ async function startServiceProcess(ctx: TestApp, started: ChildProcess[]): Promi
       DATABASE_URL: ctx.databaseUrl,
       DATA_DIR: ctx.dataDir,
       PORT: String(port),
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -55,16 +60,19 @@ async function startServiceProcess(ctx: TestApp, started: ChildProcess[]): Promi
 
 /**
  * For the enclosing describe: a test app (`ctx`, on whose database the processes run) and `start()` for
- * service processes, which are killed after the tests if still running. Two starts of the whole service
+ * service processes (`env`: variables of their own; `testAppEnv`: the test app's), which are killed after the tests if still running. Two starts of the whole service
  * through ts-node take a while on a busy machine: the tests get 5 minutes.
  */
-export function useServiceProcesses(): { ctx: TestApp; start: () => Promise<ServiceProcess> } {
+export function useServiceProcesses(testAppEnv: Record<string, string> = {}): {
+  ctx: TestApp;
+  start: (env?: Record<string, string>) => Promise<ServiceProcess>;
+} {
   jest.setTimeout(300_000);
   const started: ChildProcess[] = [];
   afterAll(() => {
     for (const child of started)
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
-  const ctx = useTestApp();
-  return { ctx, start: () => startServiceProcess(ctx, started) };
+  const ctx = useTestApp(testAppEnv);
+  return { ctx, start: (env = {}) => startServiceProcess(ctx, started, env) };
 }

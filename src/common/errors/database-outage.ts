@@ -2,6 +2,8 @@ import { Injectable, Logger, Module, OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/config';
 import { APP_CONFIG } from '../../config/config.module';
+import { Metrics } from '../metrics/metrics';
+import { MetricsModule } from '../metrics/metrics.module';
 import { isDatabaseUnavailable } from './failure-cause';
 
 /** While the database is out, how often a probe checks whether it answers again. */
@@ -24,10 +26,14 @@ export class DatabaseOutage implements OnModuleDestroy {
   private closing = false;
   private recoveredAt = -Infinity;
 
-  /** `connectTimeoutMs`: the connection attempts' limit (DATABASE_CONNECT_TIMEOUT_MS). */
+  /**
+   * `connectTimeoutMs`: the connection attempts' limit (DATABASE_CONNECT_TIMEOUT_MS); `metrics` count the
+   * outages and show whether one is under way.
+   */
   constructor(
     private readonly probe: () => Promise<unknown>,
     private readonly connectTimeoutMs = 0,
+    private readonly metrics?: Pick<Metrics, 'outagesBegun' | 'databaseOut'>,
   ) {}
 
   /**
@@ -38,6 +44,8 @@ export class DatabaseOutage implements OnModuleDestroy {
     if (!isDatabaseUnavailable(error)) return false;
     if (!this.out && !this.attemptOfThePastOutage(error)) {
       this.out = true;
+      this.metrics?.outagesBegun.inc();
+      this.metrics?.databaseOut.set(1);
       const { message, code } = error as { message?: string; code?: string };
       this.logger.warn(
         { reason: message, code },
@@ -78,6 +86,7 @@ export class DatabaseOutage implements OnModuleDestroy {
       return;
     }
     this.out = false;
+    this.metrics?.databaseOut.set(0);
     this.recoveredAt = Date.now();
     this.logger.log('Database reachable again');
   }
@@ -88,12 +97,13 @@ export class DatabaseOutage implements OnModuleDestroy {
  * failures; Nest makes one instance of a module, so all report to the same outage state.
  */
 @Module({
+  imports: [MetricsModule],
   providers: [
     {
       provide: DatabaseOutage,
-      useFactory: (dataSource: DataSource, config: AppConfig) =>
-        new DatabaseOutage(() => dataSource.query('SELECT 1'), config.database.connectTimeoutMs),
-      inject: [DataSource, APP_CONFIG],
+      useFactory: (dataSource: DataSource, config: AppConfig, metrics: Metrics) =>
+        new DatabaseOutage(() => dataSource.query('SELECT 1'), config.database.connectTimeoutMs, metrics),
+      inject: [DataSource, APP_CONFIG, Metrics],
     },
   ],
   exports: [DatabaseOutage],

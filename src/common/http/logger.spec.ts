@@ -3,7 +3,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
 import pino, { LoggerOptions, Logger as Pino } from 'pino';
 import { QueryFailedError } from 'typeorm';
-import { AppConfig } from '../../config/config';
 import { loggerOptions, logRequests } from './logger';
 
 /** The line logRequests writes for one request to `url`. */
@@ -69,7 +68,8 @@ describe('loggerOptions', () => {
         callback();
       },
     });
-    const options = loggerOptions({ logLevel: 'info' } as AppConfig).pinoHttp as LoggerOptions;
+    const options = loggerOptions({ logLevel: 'info', tracing: { endpoint: null } })
+      .pinoHttp as LoggerOptions;
     const hash = '$2b$10$abcdefghijklmnopqrstuuJ6oHn3XhLwZyC1Q0s8bCk4Q3YtB8U2e';
     const failed = new QueryFailedError(
       'UPDATE users SET password_hash = $2 WHERE id = $1',

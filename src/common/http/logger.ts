@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Params } from 'nestjs-pino';
 import type { Logger as Pino } from 'pino';
 import { AppConfig } from '../../config/config';
+import { traceFields, traceIdField } from '../tracing/spans';
 
 const REQUEST_ID_HEADER = 'x-request-id';
 const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -15,11 +16,15 @@ export function requestId(request: IncomingMessage, response: ServerResponse): s
   return id;
 }
 
-/** Structured JSON logs; secrets redacted. The options of the process's one pino logger. */
-export function loggerOptions(config: AppConfig): Params {
+/**
+ * Structured JSON logs; secrets redacted. The options of the process's one pino logger. With tracing on, each
+ * line written within a span carries its `trace_id` and `span_id`.
+ */
+export function loggerOptions(config: Pick<AppConfig, 'logLevel' | 'tracing'>): Params {
   return {
     pinoHttp: {
       level: config.logLevel,
+      ...(config.tracing.endpoint ? { mixin: traceFields } : {}),
       redact: [
         'req.headers.authorization',
         'req.headers.cookie',
@@ -62,11 +67,14 @@ interface LoggedRequest extends IncomingMessage {
  */
 export function logRequests(
   logger: Pino,
+  { traced = false }: { traced?: boolean } = {},
 ): (request: IncomingMessage, response: ServerResponse, next: () => void) => void {
   return (incoming, response, next) => {
     const request = incoming as LoggedRequest;
     const started = Date.now();
     request.id = requestId(request, response);
+    // The request's span, taken now: the response's 'close' may be emitted outside it.
+    const trace = traced ? traceIdField() : {};
     response.once('close', () => {
       const status = response.statusCode;
       const aborted = !response.writableEnded;
@@ -80,6 +88,7 @@ export function logRequests(
           },
           res: { statusCode: status },
           responseTime: Date.now() - started,
+          ...trace,
         },
         aborted ? 'request aborted' : 'request completed',
       );

@@ -24,6 +24,13 @@ import { holdableSql, LEFT_FOR_DIGEST_SQL, leftForDigestSql, quietHoldJoin } fro
 const LEASE_SECONDS = 120;
 /** Backoff never waits longer than a day, whatever DELIVERY_RETRY_BASE_SECONDS and the attempt. */
 const MAX_BACKOFF_SECONDS = 86_400;
+/** One channel's pending deliveries (`backlog`). */
+export interface OutboxBacklog {
+  channel: NotificationChannelName;
+  pending: number;
+  oldestDueSeconds: number;
+}
+
 export interface ClaimedRow {
   id: string;
   webhook_id: string;
@@ -314,6 +321,23 @@ export class DeliveriesRepository {
   /** Claims up to `limit` deliveries of `channel` due at `now` (see claimSql). */
   claim(channel: NotificationChannelName, limit: number, now: Date): Promise<ClaimedRow[]> {
     return rows<ClaimedRow>(this.dataSource, this.claimStatement, [channel, limit, now]);
+  }
+
+  /**
+   * The outbox backlog per channel, in one statement over the pending deliveries' index: how many wait, and
+   * how long the oldest of those due has been due (0 when none is: held and backed-off ones are not late).
+   */
+  backlog(now: Date): Promise<OutboxBacklog[]> {
+    return rows<OutboxBacklog>(
+      this.dataSource,
+      `SELECT channel, count(*)::int AS pending,
+              coalesce(extract(epoch FROM $1::timestamptz - min(next_attempt_at)
+                                          FILTER (WHERE next_attempt_at <= $1)), 0)::float8 AS "oldestDueSeconds"
+         FROM notification_deliveries
+        WHERE status = 'PENDING'
+        GROUP BY channel`,
+      [now],
+    );
   }
 
   /** Records success; ignored when this claim was lost (its lease ran out and another worker took over). */

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Metrics } from '../../common/metrics/metrics';
 import { type AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import type { MailMessage } from '../../mail/mail-sender';
@@ -30,6 +31,7 @@ export class DeliveryOutbox {
     @InjectClock() private readonly clock: Clock,
     private readonly transactions: Transactions,
     private readonly deliveries: DeliveriesRepository,
+    private readonly metrics: Metrics,
   ) {
     this.mails = new SealedText(config.jwt.secret, 'account mail');
   }
@@ -74,6 +76,7 @@ export class DeliveryOutbox {
   /** Records success; ignored when this claim was lost (its lease ran out and another worker took over). */
   async succeed(job: DeliveryJob): Promise<void> {
     await this.deliveries.succeed(job.id, job.attempt);
+    this.metrics.deliveries.inc({ channel: job.channel, outcome: 'sent' });
   }
 
   /**
@@ -90,6 +93,8 @@ export class DeliveryOutbox {
       { permanent, maxAttempts, retryBaseSeconds, message },
       this.clock.now(),
     );
+    const outcome = permanent || job.attempt >= maxAttempts ? 'failed' : 'retry';
+    this.metrics.deliveries.inc({ channel: job.channel, outcome });
   }
 
   /** The row's mail content in clear; null for a notification; undefined when its seal does not open. */
@@ -116,6 +121,7 @@ export class DeliveryOutbox {
       },
       this.clock.now(),
     );
+    this.metrics.deliveries.inc({ channel: row.channel, outcome: 'failed' });
   }
 
   /** What an attempt's error must not show: the log is read by the recipient, and by whoever holds their token. */

@@ -27,18 +27,16 @@ export class DeliveryRetention {
 
   @Cron(CronExpression.EVERY_HOUR, { name: 'notifications.retention' })
   async purgeFinished(): Promise<void> {
-    await this.jobs.run(() => this.deleteFinished());
+    await this.jobs
+      .run('notifications.retention', () => this.deleteFinished())
+      .catch((error: unknown) => this.logger.error({ err: error }, 'Clean-up of finished deliveries failed'));
   }
 
   private async deleteFinished(): Promise<void> {
-    try {
-      await this.inBatches(() => this.deliveries.deleteSentAccountMails(BATCH));
-      const days = this.config.notifications.retentionDays;
-      await this.inBatches(() => this.deliveries.deleteFinishedBefore(days, BATCH));
-      await this.inBatches(() => this.schedules.deleteOldDigestDays(BATCH));
-    } catch (error) {
-      this.logger.error({ err: error }, 'Clean-up of finished deliveries failed');
-    }
+    await this.inBatches(() => this.deliveries.deleteSentAccountMails(BATCH));
+    const days = this.config.notifications.retentionDays;
+    await this.inBatches(() => this.deliveries.deleteFinishedBefore(days, BATCH));
+    await this.inBatches(() => this.schedules.deleteOldDigestDays(BATCH));
   }
 
   /** Repeats a bounded delete until a batch comes back short. */

@@ -1,3 +1,4 @@
+import { inSpan } from '../../common/tracing/spans';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DatabaseOutage } from '../../common/errors/database-outage';
 import { outsideKeyedWork } from '../../database/keyed-writes';
@@ -95,7 +96,11 @@ export class DeliveryWorker {
   private async deliver(channel: NotificationChannel, job: DeliveryJob): Promise<void> {
     let failure: unknown = null;
     try {
-      await channel.send(job);
+      await inSpan(
+        `deliver ${channel.name}`,
+        { 'delivery.id': job.id, 'delivery.channel': channel.name, 'delivery.attempt': job.attempt },
+        () => channel.send(job),
+      );
     } catch (error) {
       failure = error;
       this.logger.warn(

@@ -9,6 +9,7 @@ import { PgListener, USER_CHANGED_CHANNEL } from '../../database/pg-listener';
 import { toNotificationDto } from '../notifications.mapper';
 import { InboxChangeRow, InboxStreamsRepository, STREAM_REPLACED_CHANNEL } from './inbox-streams.repository';
 import { ticketHash } from './stream-tickets';
+import { Metrics } from '../../common/metrics/metrics';
 
 /** Notified by the trigger of migration LiveInbox: `<userId> <notificationId>` or `<userId>`. */
 export const INBOX_CHANNEL = 'notification_inbox';
@@ -61,8 +62,19 @@ export class InboxStreams implements OnModuleDestroy {
     @InjectConfig() config: AppConfig,
     private readonly streams: InboxStreamsRepository,
     private readonly listener: PgListener,
+    metrics: Metrics,
   ) {
     this.heartbeatMs = config.notifications.streamHeartbeatMs;
+    metrics.readAtScrape('live_streams_open', 'Live inbox streams open on this instance', () =>
+      this.openCount(),
+    );
+  }
+
+  /** The streams open on this instance, over all users. */
+  private openCount(): number {
+    let count = 0;
+    for (const streams of this.byUser.values()) count += streams.size;
+    return count;
   }
 
   /**
