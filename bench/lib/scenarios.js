@@ -16,7 +16,6 @@ const RSS_SAMPLE_MS = 10;
  */
 async function timeExport(server, { taskId, warmUpTaskId, auth, members }) {
   await expectStatus(200, server.port, `/tasks/${warmUpTaskId}/submissions/export`, { auth });
-  global.gc?.();
   await sleep(300);
   const baseline = rssOf(server.pid);
   let peak = baseline;
