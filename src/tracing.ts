@@ -1,6 +1,6 @@
 /**
- * OpenTelemetry tracing, imported first by `main.ts` so that its instrumentations hook `http`, `express`,
- * `pg` and `fetch` before anything loads them. Only with `OTEL_EXPORTER_OTLP_ENDPOINT` set: without it
+ * OpenTelemetry tracing, imported first by `main.ts` so that its instrumentations hook `http`, `pg` and
+ * `fetch` before anything loads them. Only with `OTEL_EXPORTER_OTLP_ENDPOINT` set: without it
  * not even the SDK is loaded, and every span the code starts (`@opentelemetry/api`) is the API's no-op one.
  * The SDK reads its own `OTEL_*` variables (protocol, headers, sampler, service name); the endpoint is also
  * checked by the configuration (`observability.config.ts`), which stops a start with a malformed one.
@@ -21,8 +21,6 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): void {
     require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
   const { HttpInstrumentation } =
     require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
-  const { ExpressInstrumentation } =
-    require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
   const { PgInstrumentation } =
     require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
   const { UndiciInstrumentation } =
@@ -35,11 +33,10 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): void {
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [
-      // Incoming requests (the route is named by the Express and Nest spans), webhooks and S3 (node:http).
+      // Incoming requests, named by their route (`completeRequestSpan`), webhooks and S3 (node:http). Not
+      // @opentelemetry/instrumentation-nestjs-core: its spans carry the URL as received (`url.full`), a
+      // one-time token in the query included.
       new HttpInstrumentation({ applyCustomAttributesOnSpan: completeRequestSpan }),
-      // Not @opentelemetry/instrumentation-nestjs-core: its spans carry the URL as received (`url.full`), a
-      // one-time token in the query included; Express's name the route and the handler already.
-      new ExpressInstrumentation(),
       // Statements by their text, never their bound values (the default of enhancedDatabaseReporting).
       // Only within a request's, a job's or a delivery's span: the heartbeats of the listener connection and
       // the start's statements would each make a trace of one span.

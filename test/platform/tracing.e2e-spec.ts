@@ -63,6 +63,7 @@ describe('Traces (OpenTelemetry over OTLP/HTTP)', () => {
 
     const request = await serverSpan('traced-request-1');
     expect(request.attributes['http.route']).toBe('/classes/:classId');
+    expect(request.name).toBe('GET /classes/:classId');
     const statements = await waitFor(
       'the statement spans of the request',
       async () => {

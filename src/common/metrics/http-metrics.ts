@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { routeTemplate } from '../http/route-template';
 import { Metrics } from './metrics';
 
 /** The route label of a request no route matched (404s, static files): never its URL, which may hold ids. */
@@ -16,11 +17,10 @@ export function recordRequests(
   return (request, response, next) => {
     const started = performance.now();
     response.once('close', () => {
-      const template = (request.route as { path?: unknown } | undefined)?.path;
       histogram.observe(
         {
           method: request.method,
-          route: typeof template === 'string' ? request.baseUrl + template : UNMATCHED_ROUTE,
+          route: routeTemplate(request) ?? UNMATCHED_ROUTE,
           status: response.statusCode,
         },
         (performance.now() - started) / 1000,
