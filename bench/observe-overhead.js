@@ -46,6 +46,8 @@ const CONNECTIONS = 32;
 const IDLE_SECONDS = 20;
 const SCENARIOS = ['live', 'task', 'put'];
 const OBSERVE_VERSION = '0.3.3';
+/** The SDK's spans of queries and outbound calls, by the driver they name as their class. */
+const OUTGOING_SPANS = ['pg', 'http', 'mysql2', 'mongodb'];
 const log = (message) => console.error(`[observe] ${message}`);
 
 function installObserveIfMissing() {
@@ -169,9 +171,10 @@ function describeExports(received) {
           operation.count += 1;
           const walk = (nodes) => {
             for (const node of nodes ?? []) {
-              // A class and method: a metered event of the platform; a query or an outbound call: not.
-              if (node.c) operation.methods += 1;
-              else operation.outgoing += 1;
+              // A class and method: a metered event of the platform; a query or an outbound call (named by
+              // its driver: pg, http, …): not.
+              if (OUTGOING_SPANS.includes(node.c)) operation.outgoing += 1;
+              else operation.methods += 1;
               const name = node.c ? `${node.c}.${node.m}` : `${node.o}: ${node.n}`;
               observe.names.set(name, (observe.names.get(name) ?? 0) + 1);
               const statement = node.t?.['db.statement'] ?? '';
@@ -268,6 +271,7 @@ async function main() {
     table(
       [
         'setup',
+        'requests served',
         'export posts',
         'bytes received',
         'bytes / request served',
