@@ -93,7 +93,8 @@ function cpuBetween(before, after) {
  * Starts `node dist/main.js` in production mode against `databaseUrl` and waits until GET /health answers.
  * Options: `heapMb` (--max-old-space-size), `env` (more variables), `nodeArgs` (e.g. --cpu-prof),
  * `probe` (statement counter and event-loop delay, see probe-preload.js), `logFile` (default /dev/null;
- * logging stays at LOG_LEVEL=info, so every request still writes its line), `startTimeoutMs` (60 s).
+ * logging stays at LOG_LEVEL=info, so every request still writes its line), `startTimeoutMs` (60 s), `main`
+ * (the entry file, default dist/main.js: a bench may start a variant of the build).
  * Answers { port, pid, probe, stop() }; the server is stopped at clean-up at the latest.
  */
 async function startServer({
@@ -104,6 +105,7 @@ async function startServer({
   withProbe = false,
   logFile,
   startTimeoutMs = 60_000,
+  main = join(ROOT, 'dist', 'main.js'),
 } = {}) {
   const port = await freePort();
   const probePort = withProbe ? await freePort() : null;
@@ -117,7 +119,7 @@ async function startServer({
     ...nodeArgs,
     // e.g. BENCH_NODE_ARGS=--max-semi-space-size=32 to try a V8 flag on the server under test.
     ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []),
-    join(ROOT, 'dist', 'main.js'),
+    main,
   ];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
