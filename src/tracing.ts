@@ -7,6 +7,7 @@
  */
 import type { NodeSDK } from '@opentelemetry/sdk-node';
 import { completeRequestSpan } from './common/tracing/http-span';
+import { originOfRequest, outboundUrlAttributes } from './common/tracing/outbound-url';
 import { SERVICE_NAME } from './common/tracing/spans';
 
 let sdk: NodeSDK | null = null;
@@ -36,13 +37,17 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): void {
       // Incoming requests, named by their route (`completeRequestSpan`), webhooks and S3 (node:http). Not
       // @opentelemetry/instrumentation-nestjs-core: its spans carry the URL as received (`url.full`), a
       // one-time token in the query included.
-      new HttpInstrumentation({ applyCustomAttributesOnSpan: completeRequestSpan }),
+      new HttpInstrumentation({
+        applyCustomAttributesOnSpan: completeRequestSpan,
+        startOutgoingSpanHook: (request) => outboundUrlAttributes(originOfRequest(request)),
+      }),
       // Statements by their text, never their bound values (the default of enhancedDatabaseReporting).
       // Only within a request's, a job's or a delivery's span: the heartbeats of the listener connection and
       // the start's statements would each make a trace of one span.
       new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true }),
-      // The messenger's calls to the Telegram API (fetch).
-      new UndiciInstrumentation(),
+      // The messenger's calls to the Telegram API (fetch). Outbound calls keep their origin only
+      // (`outboundUrlAttributes`): webhook paths and the bot API's hold credentials.
+      new UndiciInstrumentation({ startSpanHook: (request) => outboundUrlAttributes(request.origin) }),
     ],
   });
   sdk.start();
