@@ -17,18 +17,17 @@
 'use strict';
 const { runMain } = require('./lib/cleanup');
 const { createDatabase, withClient } = require('./lib/db');
-const { expectStatus, request } = require('./lib/http');
+const { request } = require('./lib/http');
 const { median } = require('./lib/load');
-const { statementsPerRequest, throughputRounds } = require('./lib/scenarios');
+const { statementsPerRequest, throughputRounds, timeDownload } = require('./lib/scenarios');
 const { seedGradebook } = require('./lib/seed');
-const { buildIfNeeded, rssOf, sleep, startServer } = require('./lib/server');
+const { buildIfNeeded, startServer } = require('./lib/server');
 const { bearer } = require('./lib/tokens');
 
 const MEMBERS = 1000;
 const TASKS = 200;
 const PAGE = 50;
 const CONNECTIONS = 8;
-const RSS_SAMPLE_MS = 10;
 
 const mb = (bytes) => (bytes / 1024 / 1024).toFixed(1);
 
@@ -51,21 +50,9 @@ async function pageCursors(port, classId, auth, pages) {
 }
 
 async function timeCsv(server, classId, auth) {
-  await expectStatus(200, server.port, `/classes/${classId}/gradebook.csv`, { auth });
-  await sleep(300);
-  const baseline = rssOf(server.pid);
-  let peak = baseline;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, rssOf(server.pid) ?? 0);
-  }, RSS_SAMPLE_MS);
-  let result;
-  try {
-    result = await request(server.port, `/classes/${classId}/gradebook.csv`, { auth });
-  } finally {
-    clearInterval(sampler);
-  }
-  peak = Math.max(peak, rssOf(server.pid) ?? 0);
-  return { ...result, ok: result.status === 200 && result.lines === MEMBERS + 1, rssGrowth: peak - baseline };
+  const path = `/classes/${classId}/gradebook.csv`;
+  const result = await timeDownload(server, { warmUpPath: path, path, auth });
+  return { ...result, ok: result.status === 200 && result.lines === MEMBERS + 1 };
 }
 
 runMain(async () => {

@@ -11,11 +11,12 @@ const { rssOf, sleep } = require('./server');
 const RSS_SAMPLE_MS = 10;
 
 /**
- * One CSV export timed to its last byte while the server's VmRSS is sampled: { ms, rows, bytes, rssGrowth,
- * rssPeak }. A warm-up export of `warmUpTaskId` runs first so lazy initialisation is not counted.
+ * A download timed to its last byte while the server's VmRSS is sampled: the response ({ status, ms, lines,
+ * bytes }) with rssBaseline, rssPeak and rssGrowth. A warm-up download of `warmUpPath` runs first so lazy
+ * initialisation is not counted.
  */
-async function timeExport(server, { taskId, warmUpTaskId, auth, members }) {
-  await expectStatus(200, server.port, `/tasks/${warmUpTaskId}/submissions/export`, { auth });
+async function timeDownload(server, { warmUpPath, path, auth }) {
+  await expectStatus(200, server.port, warmUpPath, { auth });
   await sleep(300);
   const baseline = rssOf(server.pid);
   let peak = baseline;
@@ -24,11 +25,24 @@ async function timeExport(server, { taskId, warmUpTaskId, auth, members }) {
   }, RSS_SAMPLE_MS);
   let result;
   try {
-    result = await request(server.port, `/tasks/${taskId}/submissions/export`, { auth });
+    result = await request(server.port, path, { auth });
   } finally {
     clearInterval(sampler);
   }
   peak = Math.max(peak, rssOf(server.pid) ?? 0);
+  return { ...result, rssBaseline: baseline, rssPeak: peak, rssGrowth: peak - baseline };
+}
+
+/**
+ * One CSV export timed to its last byte while the server's VmRSS is sampled: { ms, rows, bytes, rssGrowth,
+ * rssPeak }. A warm-up export of `warmUpTaskId` runs first so lazy initialisation is not counted.
+ */
+async function timeExport(server, { taskId, warmUpTaskId, auth, members }) {
+  const result = await timeDownload(server, {
+    warmUpPath: `/tasks/${warmUpTaskId}/submissions/export`,
+    path: `/tasks/${taskId}/submissions/export`,
+    auth,
+  });
   // Header line plus one line per member of the class, its owner included.
   const complete = result.status === 200 && result.lines === members + 2;
   return {
@@ -37,9 +51,9 @@ async function timeExport(server, { taskId, warmUpTaskId, auth, members }) {
     ms: result.ms,
     rows: Math.max(0, result.lines - 1),
     bytes: result.bytes,
-    rssBaseline: baseline,
-    rssPeak: peak,
-    rssGrowth: peak - baseline,
+    rssBaseline: result.rssBaseline,
+    rssPeak: result.rssPeak,
+    rssGrowth: result.rssGrowth,
   };
 }
 
@@ -196,4 +210,11 @@ async function loginFlood(
   return pairs;
 }
 
-module.exports = { timeExport, measureFanout, statementsPerRequest, throughputRounds, loginFlood };
+module.exports = {
+  timeDownload,
+  timeExport,
+  measureFanout,
+  statementsPerRequest,
+  throughputRounds,
+  loginFlood,
+};
