@@ -95,6 +95,12 @@ describe('example extension: announcements under quiet hours and the daily diges
     expect(links[0]).toBeLessThan(links[1]);
     expect(mail.text.indexOf('Exam moved')).toBeLessThan(mail.text.indexOf('New room'));
     expect(mail.text).toContain('About Exam moved');
+    // The mail reaches SMTP before the worker records its success.
+    await waitFor(
+      'the digest recorded as sent',
+      async () => (await emails(user))[0]?.status === 'SENT',
+      10_000,
+    );
     expect((await emails(user))[0]).toMatchObject({ type: 'DIGEST', status: 'SENT' });
   });
 });
